@@ -1,0 +1,183 @@
+"""The catalog, ``_derived/catalog.db``: nodes, typed edges and entry search.
+
+Disposable by design: every row is derived from the markdown files, so
+``vine reindex`` rebuilds it and deleting ``_derived/`` loses nothing. It carries
+the Gardener's provenance columns (source_path, source_hash, source_size,
+source_mtime, origin) so a sync reads its state from here without parsing YAML.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable
+
+from .dialect import Dialect
+from .rules import is_branch_id, parent_of
+
+CATALOG_PATH = "_derived/catalog.db"
+SCHEMA_VERSION = "1"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, kind TEXT NOT NULL, parent TEXT,
+    title TEXT NOT NULL, summary TEXT NOT NULL, tags TEXT, aliases TEXT,
+    created TEXT, updated TEXT, confidence REAL, source TEXT,
+    payload TEXT, payload_type TEXT, payload_hash TEXT, coverage TEXT,
+    origin TEXT, source_path TEXT, source_hash TEXT, source_size INTEGER,
+    source_mtime REAL, stale INTEGER NOT NULL DEFAULT 0, body_tokens INTEGER
+);
+CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent);
+CREATE INDEX IF NOT EXISTS nodes_origin ON nodes(origin);
+CREATE TABLE IF NOT EXISTS edges (
+    source TEXT NOT NULL, rel TEXT NOT NULL, target TEXT NOT NULL,
+    confidence REAL, inferred INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS edges_source ON edges(source);
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    id UNINDEXED, title, aliases, tags, summary, tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+NODE_COLUMNS = (
+    "id", "type", "kind", "parent", "title", "summary", "tags", "aliases", "created",
+    "updated", "confidence", "source", "payload", "payload_type", "payload_hash",
+    "coverage", "origin", "source_path", "source_hash", "source_size", "source_mtime",
+    "stale", "body_tokens",
+)
+# BM25 column weights: id (unindexed), title heaviest, then aliases, tags, summary.
+_BM25 = "bm25(nodes_fts, 0.0, 10.0, 6.0, 3.0, 1.0)"
+
+
+class Catalog:
+    def __init__(self, root: Path, *, readonly: bool = False) -> None:
+        path = root / CATALOG_PATH
+        self.path = path
+        if readonly:
+            from .sqlquery import open_readonly
+            self.db = open_readonly(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            # Disposable: a crash costs a `vine reindex`, never knowledge.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=OFF")
+            self.db.executescript(_DDL)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writes (inside the caller's transaction) --------------------------
+    def begin(self) -> None:
+        self.db.execute("BEGIN")
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
+    def upsert_node(self, fm: dict[str, Any], dialect: Dialect, *, body_tokens: int | None = None) -> None:
+        node_id = fm["id"]
+        tags = fm.get("tags") or []
+        aliases = fm.get("aliases") or []
+        row = {
+            "id": node_id, "type": fm.get("type"),
+            "kind": "branch" if is_branch_id(node_id) else "banana",
+            "parent": parent_of(node_id), "title": str(fm.get("title", "")),
+            "summary": str(fm.get("summary", "")),
+            "tags": json.dumps(tags, ensure_ascii=False), "aliases": json.dumps(aliases, ensure_ascii=False),
+            "created": fm.get("created"), "updated": fm.get("updated"),
+            "confidence": fm.get("confidence", 1.0), "source": fm.get("source"),
+            "payload": fm.get("payload"), "payload_type": fm.get("payload_type"),
+            "payload_hash": fm.get("payload_hash"), "coverage": fm.get("coverage"),
+            "origin": fm.get("origin"), "source_path": fm.get("source_path"),
+            "source_hash": fm.get("source_hash"), "source_size": fm.get("source_size"),
+            "source_mtime": fm.get("source_mtime"), "stale": 1 if fm.get("stale") else 0,
+            "body_tokens": body_tokens,
+        }
+        cols = ", ".join(NODE_COLUMNS)
+        marks = ", ".join(f":{c}" for c in NODE_COLUMNS)
+        self.db.execute(f"INSERT OR REPLACE INTO nodes ({cols}) VALUES ({marks})", row)
+        self.db.execute("DELETE FROM nodes_fts WHERE id = ?", (node_id,))
+        self.db.execute(
+            "INSERT INTO nodes_fts (id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?)",
+            (node_id, row["title"], " ".join(aliases), " ".join(tags), row["summary"]),
+        )
+        self.set_edges(node_id, fm.get("links") or [], dialect)
+
+    def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect) -> None:
+        self.db.execute("DELETE FROM edges WHERE source = ? AND inferred = 0", (node_id,))
+        self.db.execute("DELETE FROM edges WHERE target = ? AND inferred = 1", (node_id,))
+        for link in links:
+            rel, target = link.get("rel"), link.get("target")
+            if not rel or not target:
+                continue
+            conf = link.get("confidence", 1.0)
+            self.db.execute("INSERT INTO edges VALUES (?, ?, ?, ?, 0)", (node_id, rel, target, conf))
+            inverse = dialect.inverse(rel)
+            if inverse:
+                # the inverse is materialised so both directions are one lookup away
+                self.db.execute("INSERT INTO edges VALUES (?, ?, ?, ?, 1)", (target, inverse, node_id, conf))
+
+    def delete_all(self) -> None:
+        for table in ("nodes", "edges", "nodes_fts"):
+            self.db.execute(f"DELETE FROM {table}")
+
+    # -- reads --------------------------------------------------------------
+    def get(self, node_id: str) -> dict[str, Any] | None:
+        cur = self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id = ?", (node_id,))
+        row = cur.fetchone()
+        return dict(zip(NODE_COLUMNS, row)) if row else None
+
+    def exists(self, node_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM nodes WHERE id = ?", (node_id,)).fetchone() is not None
+
+    def children(self, branch_id: str) -> list[dict[str, Any]]:
+        cur = self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE parent = ? ORDER BY id", (branch_id,))
+        return [dict(zip(NODE_COLUMNS, r)) for r in cur.fetchall()]
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+
+    def provenance(self, origin_prefix: str) -> dict[str, dict[str, Any]]:
+        """source state of every node whose origin starts with origin_prefix, by origin."""
+        cur = self.db.execute(
+            "SELECT id, origin, source_path, source_hash, source_size, source_mtime, stale, type, summary "
+            "FROM nodes WHERE origin >= ? AND origin < ?",
+            (origin_prefix, origin_prefix + "\U0010ffff"),
+        )
+        keys = ("id", "origin", "source_path", "source_hash", "source_size", "source_mtime", "stale", "type", "summary")
+        return {r[1]: dict(zip(keys, r)) for r in cur.fetchall()}
+
+    def edges_of(self, node_id: str) -> list[tuple[str, str, str, float]]:
+        return self.db.execute(
+            "SELECT source, rel, target, confidence FROM edges WHERE source = ? ORDER BY rel, target",
+            (node_id,)).fetchall()
+
+    def search(self, query: str, *, k: int = 8, kind: str | None = None,
+               exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """BM25 entry search over title, aliases, tags and summary."""
+        terms = [t for t in "".join(ch if ch.isalnum() else " " for ch in query).split() if len(t) > 1]
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms[:32])
+        excluded = list(exclude)
+        sql = (f"SELECT n.id, n.kind, n.type, n.title, n.summary, {_BM25} AS score "
+               "FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.id WHERE nodes_fts MATCH ?")
+        params: list[Any] = [match]
+        if kind:
+            sql += " AND n.kind = ?"
+            params.append(kind)
+        if excluded:
+            sql += f" AND n.id NOT IN ({', '.join('?' * len(excluded))})"
+            params += excluded
+        sql += " ORDER BY score LIMIT ?"
+        params.append(k)
+        rows = self.db.execute(sql, params).fetchall()
+        return [{"id": r[0], "kind": r[1], "type": r[2], "title": r[3], "summary": r[4],
+                 "score": round(-r[5], 4)} for r in rows]

@@ -1,0 +1,120 @@
+"""Passports: a node is ``---\\n<yaml>\\n---\\n\\n<body>\\n``.
+
+Parsing and rendering are byte-stable for nodes we write: ``render(parse(text))``
+returns ``text``. Keys are written in the canonical order of FOREST-FORMAT.md and
+unknown keys pass through untouched, after the known ones, in their own order.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .errors import VineError
+
+try:  # libyaml is ~9x faster than the pure-Python loader/dumper
+    _Loader = yaml.CSafeLoader
+    _Dumper = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader  # type: ignore[misc]
+    _Dumper = yaml.SafeDumper  # type: ignore[misc]
+
+KEY_ORDER = (
+    "id", "type", "title", "summary", "created", "updated", "tags", "links",
+    "confidence", "source", "payload", "payload_type", "payload_hash",
+    "entity_kind", "aliases", "origin",
+)
+REQUIRED_KEYS = ("id", "type", "title", "summary", "created", "updated")
+FENCE = "---\n"
+
+
+@dataclass
+class Node:
+    """A parsed node: its passport (frontmatter) and its markdown body."""
+
+    frontmatter: dict[str, Any]
+    body: str
+
+    @property
+    def id(self) -> str:
+        return str(self.frontmatter.get("id", ""))
+
+
+def _normalise_value(value: Any) -> Any:
+    """Dates become ISO strings so that a foreign forest's unquoted dates compare
+    and re-render the way ours do."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()[:10] if isinstance(value, dt.date) and not isinstance(value, dt.datetime) else value.isoformat()
+    return value
+
+
+def parse_node(text: str, *, where: str = "node") -> Node:
+    """Split and parse a node. Raises E_FRONTMATTER naming ``where`` on bad input."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith(FENCE):
+        raise VineError("E_FRONTMATTER", f"{where}: no frontmatter block",
+                        "A node starts with a line '---', YAML, then a line '---'.")
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise VineError("E_FRONTMATTER", f"{where}: frontmatter block is not closed",
+                            "Close the YAML block with a line '---'.")
+    yaml_text = text[4:end + 1]
+    body = text[end + 5:]
+    if body.startswith("\n"):
+        body = body[1:]
+    try:
+        data = yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 2}" if mark is not None else ""
+        raise VineError("E_FRONTMATTER", f"{where}: invalid YAML{at}",
+                        "Fix the frontmatter so it parses as a YAML mapping.") from None
+    if not isinstance(data, dict):
+        raise VineError("E_FRONTMATTER", f"{where}: frontmatter is not a mapping",
+                        "The frontmatter must be 'key: value' lines.")
+    frontmatter = {str(k): _normalise_value(v) for k, v in data.items()}
+    return Node(frontmatter=frontmatter, body=body)
+
+
+def ordered_frontmatter(frontmatter: dict[str, Any]) -> dict[str, Any]:
+    """Canonical key order; confidence 1.0 is omitted (it is the default)."""
+    out: dict[str, Any] = {}
+    for key in KEY_ORDER:
+        if key in frontmatter and frontmatter[key] is not None:
+            if key == "confidence" and frontmatter[key] == 1.0:
+                continue
+            if key in ("tags", "links", "aliases") and frontmatter[key] == []:
+                continue
+            out[key] = frontmatter[key]
+    for key, value in frontmatter.items():
+        if key not in out and key not in KEY_ORDER and value is not None:
+            out[key] = value
+    return out
+
+
+def render_frontmatter(frontmatter: dict[str, Any]) -> str:
+    return yaml.dump(
+        ordered_frontmatter(frontmatter), Dumper=_Dumper, sort_keys=False,
+        allow_unicode=True, default_flow_style=False, width=1_000_000,
+    )
+
+
+def render_node(frontmatter: dict[str, Any], body: str) -> str:
+    body = body.strip("\n")
+    return f"{FENCE}{render_frontmatter(frontmatter)}{FENCE}\n{body}\n"
+
+
+def yaml_dump(data: Any) -> str:
+    """Safe YAML for config files, in the same style as passports."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=1_000_000)
+
+
+def yaml_load(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)

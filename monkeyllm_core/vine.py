@@ -1,0 +1,701 @@
+"""``Vine``: the one object that touches a forest.
+
+Every write is one transaction: node file, parent index (and the grandparent's
+entry line when a coverage changes), catalog rows and one git commit, or
+nothing at all. On any failure every touched file is restored, a newborn payload
+is deleted and a replaced payload put back.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from . import branches as br
+from . import gitstore
+from .catalog import CATALOG_PATH, Catalog
+from .dialect import SCHEMA_PATH, Dialect, load_dialect
+from .errors import VineError, estimate_tokens
+from .lock import ForestLock
+from .passport import Node, parse_node, render_node
+from .rules import (MASTER_ID, check_id, is_branch_id, node_path, parent_of, trail_of,
+                    validate_passport)
+from .sections import append_section, get_section, replace_section, section, section_span
+
+JOURNAL = ".git/vine-journal"
+CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
+GENERATED_SECTIONS = ("Query manual", "Sample rows")
+
+
+def today() -> str:
+    return dt.date.today().isoformat()
+
+
+def is_forest(root: Path) -> bool:
+    return (Path(root) / SCHEMA_PATH).is_file()
+
+
+def payload_file(node_id: str, payload: str) -> str:
+    """The payload's path relative to the forest root (payload is relative to the node's folder)."""
+    folder = node_id.rsplit("/", 1)[0] if "/" in node_id else ""
+    rel = f"{folder}/{payload}" if folder else payload
+    parts = rel.split("/")
+    if payload.startswith("/") or ".." in parts or "" in parts:
+        raise VineError("E_FRONTMATTER", f"{node_id}: payload {payload!r} points outside the node's folder",
+                        "A payload is a file name (or _assets/name) beside the passport.")
+    return rel
+
+
+@dataclass
+class _Txn:
+    """The files, payloads and catalog rows of one write, applied or undone together."""
+
+    vine: "Vine"
+    files: dict[str, str] = field(default_factory=dict)  # rel path -> new text
+    nodes: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    new_payloads: list[Path] = field(default_factory=list)
+    replaced_payloads: list[tuple[Path, Path]] = field(default_factory=list)  # (payload, backup)
+
+    def read(self, rel: str) -> str | None:
+        if rel in self.files:
+            return self.files[rel]
+        return self.vine._read_text(rel)
+
+    def write(self, rel: str, text: str) -> None:
+        self.files[rel] = text
+
+    def put_node(self, fm: dict[str, Any], body: str) -> None:
+        rel = node_path(fm["id"])
+        text = render_node(fm, body)
+        self.files[rel] = text
+        self.nodes = [(f, t) for f, t in self.nodes if f["id"] != fm["id"]]
+        self.nodes.append((fm, estimate_tokens(body)))
+
+
+class Vine:
+    """A forest opened for reading, or for writing (``writable=True`` takes the lock)."""
+
+    def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
+        self.root = Path(root).resolve()
+        if not is_forest(self.root):
+            raise VineError("E_NOT_A_FOREST", f"{self.root} is not a forest (no {SCHEMA_PATH})",
+                            "Run `vine init --forest DIR --title TITLE` to create one.")
+        self.writable = writable
+        self.dialect: Dialect = load_dialect(self.root)
+        self._text_cache: dict[str, tuple[int, int, str]] = {}
+        self._lock: ForestLock | None = None
+        self._committer: gitstore.Committer | None = None
+        self._backups_to_drop: list[Path] = []
+        self._closed = False
+        if writable:
+            self._lock = ForestLock(self.root)
+            self._lock.acquire()
+            try:
+                self._committer = gitstore.Committer(self.root)
+                recovered = self._recover_journal()
+                self.catalog = Catalog(self.root)
+                if recovered or self._catalog_is_stale():
+                    self.reindex()
+            except BaseException:
+                self._lock.release()
+                raise
+        else:
+            if not (self.root / CATALOG_PATH).exists():
+                # the derived layer is disposable: build it without taking the lock
+                Catalog(self.root).close()
+                self.catalog = Catalog(self.root)
+                self.reindex()
+                self.catalog.close()
+            self.catalog = Catalog(self.root, readonly=True)
+
+    # -- lifecycle ----------------------------------------------------------
+    def __enter__(self) -> "Vine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def flush(self) -> None:
+        """Make every commit so far visible in git (ref moved, index updated)."""
+        if self._committer is None:
+            return
+        self._committer.checkpoint()
+        head = gitstore.head_commit(self.root)
+        self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+        for backup in self._backups_to_drop:
+            backup.unlink(missing_ok=True)
+        self._backups_to_drop.clear()
+        (self.root / JOURNAL).write_text("")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._committer is not None:
+                self.flush()
+                self._committer.close()
+        finally:
+            self.catalog.close()
+            if self._lock is not None:
+                self._lock.release()
+
+    def __del__(self) -> None:  # a forgotten close() must not leave commits invisible
+        try:
+            if not self._closed and getattr(self, "catalog", None) is not None:
+                self.close()
+        except Exception:
+            pass
+
+    # -- reading ------------------------------------------------------------
+    def _read_text(self, rel: str) -> str | None:
+        path = self.root / rel
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        cached = self._text_cache.get(rel)
+        if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            return cached[2]
+        text = path.read_text(encoding="utf-8")
+        self._text_cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        return text
+
+    def exists(self, node_id: str) -> bool:
+        return (self.root / node_path(node_id)).is_file()
+
+    def read(self, node_id: str) -> Node:
+        check_id(node_id)
+        text = self._read_text(node_path(node_id))
+        if text is None:
+            raise VineError("E_NOT_FOUND", f"no node {node_id!r}",
+                            "Ids are paths without .md; search with the catalog or list a branch.")
+        return parse_node(text, where=node_path(node_id))
+
+    def trail(self, node_id: str) -> list[str]:
+        return trail_of(node_id)
+
+    def payload_path(self, node_id: str) -> Path | None:
+        fm = self.read(node_id).frontmatter
+        if not fm.get("payload"):
+            return None
+        return self.root / payload_file(node_id, str(fm["payload"]))
+
+    def query(self, node_id: str, sql: str) -> dict[str, Any]:
+        from .sqlquery import run_query
+        db = self._dataset_db(node_id)
+        return run_query(db, sql)
+
+    def search(self, query: str, *, k: int = 8, kind: str | None = None,
+               exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+        return self.catalog.search(query, k=k, kind=kind, exclude=exclude)
+
+    def _dataset_db(self, node_id: str) -> Path:
+        fm = self.read(node_id).frontmatter
+        if fm.get("payload_type") != "sqlite" or not fm.get("payload"):
+            raise VineError("E_NOT_FOUND", f"{node_id} has no SQLite payload",
+                            "query and tend work on dataset nodes (payload_type: sqlite).")
+        db = self.root / payload_file(node_id, str(fm["payload"]))
+        if not db.is_file():
+            raise VineError("E_NOT_FOUND", f"{node_id}: payload {fm['payload']} is missing",
+                            "Restore the .db beside the passport, or re-adopt its source.")
+        return db
+
+    # -- the transaction ------------------------------------------------------
+    def _require_writable(self) -> None:
+        if not self.writable:
+            raise VineError("E_READONLY", "this Vine was opened read-only",
+                            "Open it with Vine(root, writable=True) to write.")
+        if self._closed:
+            raise VineError("E_READONLY", "this Vine is closed", "Open the forest again.")
+
+    def _journal(self, entry: dict[str, Any]) -> int:
+        path = self.root / JOURNAL
+        with open(path, "a", encoding="utf-8") as fh:
+            before = fh.tell()
+            fh.write(json.dumps(entry) + "\n")
+        return before
+
+    def _apply(self, txn: _Txn, message: str) -> str:
+        """Write, catalog and commit txn, or undo every part of it."""
+        assert self._committer is not None
+        journal_at = self._journal({
+            "files": sorted(txn.files),
+            "new_payloads": [str(p.relative_to(self.root)) for p in txn.new_payloads],
+            "replaced_payloads": [[str(p.relative_to(self.root)), str(b.relative_to(self.root))]
+                                  for p, b in txn.replaced_payloads],
+        })
+        originals: dict[str, str | None] = {}
+        try:
+            for rel, text in txn.files.items():
+                originals[rel] = self._read_text(rel)
+                self._write_file(rel, text)
+            self.catalog.begin()
+            for fm, body_tokens in txn.nodes:
+                self.catalog.upsert_node(fm, self.dialect, body_tokens=body_tokens)
+            sha = self._committer.commit(message, {rel: text.encode("utf-8") for rel, text in txn.files.items()})
+            self.catalog.commit()
+        except BaseException:
+            self.catalog.rollback()
+            for rel, text in originals.items():
+                if text is None:
+                    (self.root / rel).unlink(missing_ok=True)
+                else:
+                    self._write_file(rel, text)
+                self._text_cache.pop(rel, None)
+            self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+            with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
+                fh.truncate(journal_at)
+            raise
+        self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
+        if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
+            self.flush()
+        return sha
+
+    def _write_file(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.vine-tmp")
+        data = text.encode("utf-8")
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        st = path.stat()
+        self._text_cache[rel] = (st.st_mtime_ns, st.st_size, text)
+
+    def _undo_payloads(self, new: Iterable[Path], replaced: Iterable[tuple[Path, Path]]) -> None:
+        for path in new:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        for payload, backup in replaced:
+            if backup.exists():
+                os.replace(backup, payload)
+
+    def _recover_journal(self) -> bool:
+        """After a crash: put every path touched since the last checkpoint back to HEAD."""
+        path = self.root / JOURNAL
+        if not path.exists() or not path.read_text().strip():
+            return False
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a half-written last line: its files were never written
+            for rel in entry.get("files", []):
+                data = gitstore.show_file(self.root, rel)
+                target = self.root / rel
+                if data is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+            self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
+                                [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
+        # the index may hold stale stat data for the restored files
+        gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
+        path.write_text("")
+        return True
+
+    def _catalog_is_stale(self) -> bool:
+        row = self.catalog.db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
+        return row is None or row[0] != gitstore.head_commit(self.root)
+
+    # -- index upkeep -----------------------------------------------------------
+    def _branch(self, txn: _Txn, branch_id: str) -> Node:
+        text = txn.read(node_path(branch_id))
+        if text is None:
+            raise VineError("E_NOT_FOUND", f"parent branch {branch_id!r} does not exist",
+                            "Plant the parent branch first (folders before files).")
+        return parse_node(text, where=node_path(branch_id))
+
+    def _entry_for(self, fm: Mapping[str, Any]) -> str:
+        if is_branch_id(fm["id"]):
+            return br.entry_line(fm["id"], fm["summary"], str(fm.get("coverage") or br.coverage_text(0, 0)))
+        return br.entry_line(fm["id"], fm["summary"])
+
+    def _list_in_parent(self, txn: _Txn, fm: Mapping[str, Any], *, new: bool) -> None:
+        """Insert or refresh fm's entry line in its parent, and keep coverage true upward."""
+        parent_id = parent_of(fm["id"])
+        if parent_id is None:
+            return
+        parent = self._branch(txn, parent_id)
+        section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
+        line = self._entry_for(fm)
+        span = br.find_entry(parent.body, fm["id"])
+        if span is not None and parent.body[span[0]:span[1]] == line:
+            return
+        body = br.upsert_entry(parent.body, section_name, fm["id"], line)
+        pfm = dict(parent.frontmatter)
+        if new or span is None:
+            bananas = len(br.section_entries(body, br.DIRECT_BANANAS))
+            subs = len(br.section_entries(body, br.SUB_BRANCHES))
+            pfm["coverage"] = br.coverage_text(bananas, subs)
+        pfm["updated"] = today()
+        self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"))
+
+    def _put_branch(self, txn: _Txn, fm: dict[str, Any], body: str, *, coverage_changed: bool) -> None:
+        txn.put_node(fm, body)
+        if coverage_changed:
+            # the grandparent's entry line for this branch carries its coverage
+            self._list_in_parent(txn, fm, new=False)
+
+    # -- plant ----------------------------------------------------------------------
+    def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a node (or a branch). See primitives.md for the node dict."""
+        self._require_writable()
+        fields = dict(node)
+        body = str(fields.pop("body", "") or "")
+        parent = fields.pop("parent", None)
+        schema = fields.pop("schema", None)
+        rows = fields.pop("rows", None)
+        manual_notes = list(fields.pop("manual_notes", []) or [])
+        payload_source = fields.pop("payload_source", None)
+        node_id = fields.get("id")
+        check_id(node_id)
+        expected_parent = parent_of(node_id)
+        if parent is not None and parent != expected_parent:
+            raise VineError("E_FRONTMATTER", f"{node_id}: parent {parent!r} breaks the parent rule",
+                            f"{node_id} lives under {expected_parent}.")
+        if self.exists(node_id):
+            raise VineError("E_EXISTS", f"{node_id} already exists",
+                            "Ids are immutable: graft the existing node, or choose another id.")
+        if node_id.startswith("_meta/") or node_id == MASTER_ID:
+            raise VineError("E_SCHEMA", f"{node_id} is reserved", "Choose an id outside _meta/ and _index.")
+        now = today()
+        fields.setdefault("created", now)
+        fields.setdefault("updated", now)
+        fields.setdefault("source", "agent")
+        fields.setdefault("title", node_id.rsplit("/", 1)[-1])
+        if fields.get("type") == "branch" or is_branch_id(node_id):
+            fields.setdefault("type", "branch")
+            fields["coverage"] = br.coverage_text(0, 0)
+            if not body:
+                body = br.branch_body(fields["title"], str(fields.get("summary") or ""))
+        validate_passport(fields, self.dialect)
+        if expected_parent is not None and not self.exists(expected_parent):
+            raise VineError("E_NOT_FOUND", f"parent branch {expected_parent!r} does not exist",
+                            "Plant the parent branch first (folders before files).")
+
+        txn = _Txn(self)
+        try:
+            if schema is not None:
+                body = self._birth_dataset(txn, fields, body, schema, rows, manual_notes)
+            elif payload_source is not None:
+                body = self._install_payload(txn, fields, body, Path(payload_source), manual_notes)
+            txn.put_node(fields, body)
+            self._list_in_parent(txn, fields, new=True)
+            sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
+        except BaseException:
+            self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+            raise
+        return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
+
+    def _birth_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
+                       rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
+        from .dataset import create_dataset, validate_schema
+        from .hashing import sha256_file
+        validate_schema(schema)
+        fm["type"] = fm.get("type") or "dataset"
+        name = fm.get("payload") or f"{fm['id'].rsplit('/', 1)[-1]}.db"
+        db = self.root / payload_file(fm["id"], name)
+        if db.exists():
+            raise VineError("E_SCHEMA", f"{fm['id']}: payload {name} already exists",
+                            "A newborn dataset never overwrites a payload; remove it or pick another id.")
+        db.parent.mkdir(parents=True, exist_ok=True)
+        txn.new_payloads.append(db)
+        create_dataset(db, schema, rows)
+        fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
+        return self._with_map(body, db, notes, with_samples=rows is not None)
+
+    def _install_payload(self, txn: _Txn, fm: dict[str, Any], body: str, source: Path,
+                         notes: list[str]) -> str:
+        """Copy a file in place as the node's payload (a SQLite db, an image, ...)."""
+        from .hashing import copy_file_with_hash
+        name = fm.get("payload")
+        if not name:
+            raise VineError("E_FRONTMATTER", f"{fm['id']}: payload_source needs a payload name",
+                            "Set payload to the file name beside the passport.")
+        dest = self.root / payload_file(fm["id"], str(name))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            backup = dest.with_name(f".{dest.name}.vine-old")
+            os.replace(dest, backup)
+            txn.replaced_payloads.append((dest, backup))
+        else:
+            txn.new_payloads.append(dest)
+        fm["payload_hash"] = copy_file_with_hash(source, dest)
+        if fm.get("payload_type") == "sqlite":
+            fm["type"] = "dataset"
+            body = self._with_map(body, dest, notes, with_samples=True)
+        return body
+
+    def _with_map(self, body: str, db: Path, notes: list[str], *, with_samples: bool) -> str:
+        """Append the generated map, or regenerate its two sections in place."""
+        from .sample_map import render_query_manual, render_sample_rows
+        manual = render_query_manual(db, notes)
+        if section_span(body, "Query manual") is not None and section_span(body, "Sample rows") is None and not with_samples:
+            return body  # a hand-written manual: the engine leaves it alone
+        body = replace_section(body, "Query manual", manual)
+        if with_samples:
+            body = replace_section(body, "Sample rows", render_sample_rows(db))
+        return body
+
+    # -- replace (the Gardener's sync refresh) ----------------------------------------
+    def replace(self, node_id: str, frontmatter: Mapping[str, Any], body: str | None = None, *,
+                message: str | None = None, payload_source: str | os.PathLike[str] | None = None,
+                schema: Mapping[str, Any] | None = None, rows: Mapping[str, Iterable[Any]] | None = None,
+                manual_notes: Iterable[str] = ()) -> dict[str, Any]:
+        """Replace a node's passport, body and payload in one commit.
+
+        ``frontmatter`` keys are set (None removes a key); ``id``, ``type`` and
+        ``created`` are kept. A new payload (a file or a rebuilt dataset) replaces
+        the old one only if the commit lands. For a dataset only the generated
+        ``## Query manual`` / ``## Sample rows`` sections of the body are rewritten.
+        """
+        self._require_writable()
+        current = self.read(node_id)
+        old = current.frontmatter
+        fm = dict(old)
+        for key, value in frontmatter.items():
+            if key in ("id", "type", "created"):
+                continue
+            if value is None:
+                fm.pop(key, None)
+            else:
+                fm[key] = value
+        new_body = current.body if body is None else body
+        txn = _Txn(self)
+        try:
+            if schema is not None:
+                new_body = self._rebuild_dataset(txn, fm, current.body if body is None else new_body,
+                                                 schema, rows, list(manual_notes))
+            elif payload_source is not None:
+                if old.get("payload"):
+                    fm["payload"] = old["payload"]
+                new_body = self._install_payload(txn, fm, new_body, Path(payload_source), list(manual_notes))
+            if fm == old and new_body == current.body:
+                self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+                return {"id": node_id, "commit": None, "trail": trail_of(node_id)}
+            fm["updated"] = today() if fm.get("updated") == old.get("updated") else fm["updated"]
+            validate_passport(fm, self.dialect)
+            self._put_with_propagation(txn, old, fm, new_body)
+            sha = self._apply(txn, message or f"gardener(sync): {node_id}")
+        except BaseException:
+            self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+            raise
+        return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
+
+    def _rebuild_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
+                         rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
+        from .dataset import create_dataset, validate_schema
+        from .hashing import sha256_file
+        validate_schema(schema)
+        name = fm.get("payload") or f"{fm['id'].rsplit('/', 1)[-1]}.db"
+        db = self.root / payload_file(fm["id"], str(name))
+        fresh = db.with_name(f".{db.name}.vine-new")
+        for suffix in ("", "-journal"):
+            Path(f"{fresh}{suffix}").unlink(missing_ok=True)
+        txn.new_payloads.append(fresh)
+        create_dataset(fresh, schema, rows)
+        if db.exists():
+            backup = db.with_name(f".{db.name}.vine-old")
+            os.replace(db, backup)
+            txn.replaced_payloads.append((db, backup))
+        os.replace(fresh, db)
+        txn.new_payloads.remove(fresh)
+        if not txn.replaced_payloads or txn.replaced_payloads[-1][0] != db:
+            txn.new_payloads.append(db)
+        fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
+        return self._with_map(body, db, notes, with_samples=True)
+
+    def _put_with_propagation(self, txn: _Txn, old: Mapping[str, Any], fm: dict[str, Any], body: str) -> None:
+        """Write a changed node; a summary (or coverage) change reaches its parent's entry."""
+        if is_branch_id(fm["id"]) and fm.get("summary") != old.get("summary"):
+            body = br.set_blockquote(body, fm["summary"])
+        txn.put_node(fm, body)
+        if fm.get("summary") != old.get("summary") or fm.get("coverage") != old.get("coverage"):
+            self._list_in_parent(txn, fm, new=False)
+
+    # -- graft --------------------------------------------------------------------------
+    def graft(self, node_id: str, patch: Mapping[str, Any], *, message: str | None = None) -> dict[str, Any]:
+        """Edit a node: set_frontmatter, add_links, remove_links, append_section,
+        replace_section, body. An existing link is fortified, not duplicated."""
+        self._require_writable()
+        current = self.read(node_id)
+        old = current.frontmatter
+        fm = dict(old)
+        body = current.body
+        what: list[str] = []
+        fortified: list[dict[str, Any]] = []
+        unknown = set(patch) - {"set_frontmatter", "add_links", "remove_links", "append_section",
+                                "replace_section", "body"}
+        if unknown:
+            raise VineError("E_FRONTMATTER", f"graft: unknown patch key(s) {', '.join(sorted(unknown))}",
+                            "Use set_frontmatter, add_links, remove_links, append_section, replace_section or body.")
+        for key, value in (patch.get("set_frontmatter") or {}).items():
+            if key in ("id", "type", "created") and value != old.get(key):
+                raise VineError("E_FRONTMATTER", f"{node_id}: {key} cannot change",
+                                "Ids are immutable; plant a new node instead.")
+            if key == "coverage" and is_branch_id(node_id):
+                continue  # coverage is counted by the engine, never set
+            if value is None:
+                if key in fm:
+                    fm.pop(key)
+                    what.append(f"unset {key}")
+            elif fm.get(key) != value:
+                fm[key] = value
+                what.append(f"set {key}")
+        links = [dict(link) for link in (fm.get("links") or [])]
+        added = 0
+        for link in patch.get("add_links") or []:
+            link = dict(link)
+            match = next((l for l in links if l.get("rel") == link.get("rel") and l.get("target") == link.get("target")), None)
+            if match is not None:
+                fortified.append({"rel": link.get("rel"), "target": link.get("target")})
+                continue
+            if not isinstance(link.get("target"), str):
+                raise VineError("E_FRONTMATTER", f"{node_id}: a link needs a target", "Give rel and target.")
+            if not self.exists(link["target"]):
+                raise VineError("E_NOT_FOUND", f"{node_id}: link target {link['target']!r} does not exist",
+                                "Link only to existing node ids.")
+            links.append(link)
+            added += 1
+        removed = 0
+        for link in patch.get("remove_links") or []:
+            keep = [l for l in links if not (l.get("target") == link.get("target")
+                                             and (link.get("rel") is None or l.get("rel") == link.get("rel")))]
+            removed += len(links) - len(keep)
+            links = keep
+        if added:
+            what.append(f"+{added} links")
+        if removed:
+            what.append(f"-{removed} links")
+        if added or removed:
+            fm["links"] = links
+        if "body" in patch:
+            if patch["body"] != body:
+                body = str(patch["body"])
+                what.append("set body")
+        if patch.get("replace_section"):
+            spec = patch["replace_section"]
+            header = spec["header"]
+            if section_span(body, header) is None:
+                raise VineError("E_NOT_FOUND", f"{node_id}: no section '{header}'",
+                                "Use append_section to add a new section.")
+            new = replace_section(body, header, section(header, spec.get("body", "")))
+            if new != body:
+                body = new
+                what.append(f"replace '{header}'")
+        if patch.get("append_section"):
+            spec = patch["append_section"]
+            body = append_section(body, section(spec["header"], spec.get("body", "")))
+            what.append(f"append '{spec['header']}'")
+        result = {"id": node_id, "commit": None, "fortified": fortified, "trail": trail_of(node_id)}
+        if not what:
+            return result
+        fm["updated"] = today()
+        validate_passport(fm, self.dialect)
+        txn = _Txn(self)
+        self._put_with_propagation(txn, old, fm, body)
+        result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
+        return result
+
+    # -- tend -------------------------------------------------------------------------------
+    def tend(self, node_id: str, sql: str) -> dict[str, Any]:
+        """Write rows into a dataset, then commit the refreshed passport (markdown only)."""
+        from .hashing import sha256_file
+        from .tend_sql import run_tend
+        self._require_writable()
+        db = self._dataset_db(node_id)
+        started = time.perf_counter()
+        verb, count = run_tend(db, sql)
+        current = self.read(node_id)
+        fm = dict(current.frontmatter)
+        fm["payload_hash"] = sha256_file(db)
+        fm["updated"] = today()
+        txn = _Txn(self)
+        txn.put_node(fm, current.body)
+        sha = self._apply(txn, f"tend({node_id}): {verb} {count} row(s)")
+        return {"id": node_id, "rows_affected": count, "payload_hash": fm["payload_hash"],
+                "commit": sha, "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
+
+    # -- derived layer --------------------------------------------------------------------
+    def node_files(self) -> list[str]:
+        """Every node's id, from the files (``_meta`` and the derived layer excluded)."""
+        ids = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            rel_dir = os.path.relpath(dirpath, self.root)
+            rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+            dirnames[:] = sorted(d for d in dirnames if not (d.startswith(".") or d in ("_derived", "_assets")
+                                                             or (not rel_dir and d == "_meta")))
+            for name in sorted(filenames):
+                if name.endswith(".md") and not name.startswith("."):
+                    ids.append(f"{rel_dir}/{name[:-3]}" if rel_dir else name[:-3])
+        return ids
+
+    def reindex(self) -> int:
+        """Rebuild the catalog from the files. Returns the number of nodes indexed."""
+        db = self.catalog
+        db.begin()
+        try:
+            db.delete_all()
+            count = 0
+            for node_id in self.node_files():
+                try:
+                    node = self.read(node_id)
+                except VineError:
+                    continue  # validate reports it; the catalog only holds readable nodes
+                if node.frontmatter.get("id") != node_id:
+                    continue
+                db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
+                count += 1
+            head = gitstore.head_commit(self.root)
+            db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        return count
+
+
+def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = None) -> Path:
+    """Create a forest: master index, dialect, .gitignore, its own repo, one commit."""
+    from .dialect import default_schema_body
+    root_path = Path(root).resolve()
+    if (root_path / "_index.md").exists() or is_forest(root_path):
+        raise VineError("E_EXISTS", f"{root_path} is already a forest",
+                        "Use the existing forest, or choose an empty directory.")
+    if not title or not title.strip():
+        raise VineError("E_FRONTMATTER", "a forest needs a title", "Pass --title.")
+    summary = summary or f"Master index of the forest '{title}'."
+    from .rules import check_summary
+    check_summary(summary, where="--summary")
+    root_path.mkdir(parents=True, exist_ok=True)
+    gitstore.init_repo(root_path)
+    now = today()
+    master = {"id": MASTER_ID, "type": "branch", "title": title, "summary": summary,
+              "created": now, "updated": now, "source": "manual",
+              "coverage": br.coverage_text(0, 0)}
+    schema = {"id": "_meta/schema", "type": "note", "title": "Dialect",
+              "summary": "The node types and edge rels this forest accepts, with their inverses.",
+              "created": now, "updated": now, "source": "manual"}
+    files = {
+        ".gitignore": "_derived/\n.vine.lock\n*.db\n*.sqlite\n*.sqlite3\n_assets/\n_meta/gardener.yaml\n"
+                      "*.vine-tmp\n*.vine-new\n*.vine-old\n",
+        "_index.md": render_node(master, br.branch_body(title, summary, master=True)),
+        SCHEMA_PATH: render_node(schema, default_schema_body()),
+    }
+    for rel, text in files.items():
+        path = root_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    committer = gitstore.Committer(root_path)
+    committer.commit(f"init: forest '{title}'", {rel: text.encode() for rel, text in files.items()})
+    committer.close()
+    # mark the files as fresh in the index so `git status` is clean straight away
+    gitstore.run_git(root_path, "update-index", "-q", "--refresh", check=False)
+    return root_path
