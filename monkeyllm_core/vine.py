@@ -354,6 +354,7 @@ class Vine:
         rows = fields.pop("rows", None)
         manual_notes = list(fields.pop("manual_notes", []) or [])
         payload_source = fields.pop("payload_source", None)
+        payload_move = bool(fields.pop("payload_move", False))
         node_id = fields.get("id")
         check_id(node_id)
         expected_parent = parent_of(node_id)
@@ -385,7 +386,8 @@ class Vine:
             if schema is not None:
                 body = self._birth_dataset(txn, fields, body, schema, rows, manual_notes)
             elif payload_source is not None:
-                body = self._install_payload(txn, fields, body, Path(payload_source), manual_notes)
+                body = self._install_payload(txn, fields, body, Path(payload_source), manual_notes,
+                                             move=payload_move)
             txn.put_node(fields, body)
             self._list_in_parent(txn, fields, new=True)
             sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
@@ -412,9 +414,12 @@ class Vine:
         return self._with_map(body, db, notes, with_samples=rows is not None)
 
     def _install_payload(self, txn: _Txn, fm: dict[str, Any], body: str, source: Path,
-                         notes: list[str]) -> str:
-        """Copy a file in place as the node's payload (a SQLite db, an image, ...)."""
-        from .hashing import copy_file_with_hash
+                         notes: list[str], *, move: bool = False) -> str:
+        """Copy a file in place as the node's payload (a SQLite db, an image, ...).
+
+        ``move`` renames instead (for a payload the caller built on the forest's
+        filesystem, e.g. a dataset loaded into ``_derived/tmp``): no second copy."""
+        from .hashing import copy_file_with_hash, sha256_file
         name = fm.get("payload")
         if not name:
             raise VineError("E_FRONTMATTER", f"{fm['id']}: payload_source needs a payload name",
@@ -427,7 +432,11 @@ class Vine:
             txn.replaced_payloads.append((dest, backup))
         else:
             txn.new_payloads.append(dest)
-        fm["payload_hash"] = copy_file_with_hash(source, dest)
+        if move:
+            os.replace(source, dest)
+            fm["payload_hash"] = sha256_file(dest)
+        else:
+            fm["payload_hash"] = copy_file_with_hash(source, dest)
         if fm.get("payload_type") == "sqlite":
             fm["type"] = "dataset"
             body = self._with_map(body, dest, notes, with_samples=True)
@@ -448,7 +457,7 @@ class Vine:
     def replace(self, node_id: str, frontmatter: Mapping[str, Any], body: str | None = None, *,
                 message: str | None = None, payload_source: str | os.PathLike[str] | None = None,
                 schema: Mapping[str, Any] | None = None, rows: Mapping[str, Iterable[Any]] | None = None,
-                manual_notes: Iterable[str] = ()) -> dict[str, Any]:
+                manual_notes: Iterable[str] = (), payload_move: bool = False) -> dict[str, Any]:
         """Replace a node's passport, body and payload in one commit.
 
         ``frontmatter`` keys are set (None removes a key); ``id``, ``type`` and
@@ -476,7 +485,8 @@ class Vine:
             elif payload_source is not None:
                 if old.get("payload"):
                     fm["payload"] = old["payload"]
-                new_body = self._install_payload(txn, fm, new_body, Path(payload_source), list(manual_notes))
+                new_body = self._install_payload(txn, fm, new_body, Path(payload_source), list(manual_notes),
+                                                 move=payload_move)
             if fm == old and new_body == current.body:
                 self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
                 return {"id": node_id, "commit": None, "trail": trail_of(node_id)}
@@ -549,6 +559,9 @@ class Vine:
             elif fm.get(key) != value:
                 fm[key] = value
                 what.append(f"set {key}")
+        if fm.get("summary") != old.get("summary") and "summary_source" not in (patch.get("set_frontmatter") or {}):
+            # whoever set this summary, it is no longer the machine-derived one
+            fm.pop("summary_source", None)
         links = [dict(link) for link in (fm.get("links") or [])]
         added = 0
         for link in patch.get("add_links") or []:

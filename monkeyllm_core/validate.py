@@ -1,0 +1,137 @@
+"""``vine validate``: every rule a forest keeps, checked from the files.
+
+One finding per problem. Errors break the format (another engine would refuse
+the node or mislead an agent); warnings are drift a write will repair
+(payload hash drift, a branch that needs splitting, a dangling wikilink).
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+from . import branches as br
+from .errors import VineError, estimate_tokens
+from .rules import is_branch_id, parent_of, validate_passport
+from .vine import Vine, payload_file
+
+SPLIT_ENTRIES = 150
+SPLIT_TOKENS = 3000
+_WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: Literal["error", "warning"]
+    code: str
+    node: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.level} {self.code} {self.node}: {self.message}"
+
+
+def validate_forest(vine: Vine) -> list[Finding]:
+    from .hashing import sha256_file
+    findings: list[Finding] = []
+
+    def add(level: Literal["error", "warning"], code: str, node: str, message: str) -> None:
+        findings.append(Finding(level, code, node, message))
+
+    nodes: dict[str, dict] = {}
+    bodies: dict[str, str] = {}
+    for node_id in vine.node_files():
+        try:
+            node = vine.read(node_id)
+        except VineError as exc:
+            add("error", exc.code, node_id, exc.message)
+            continue
+        fm = node.frontmatter
+        if fm.get("id") != node_id:
+            add("error", "E_FRONTMATTER", node_id, f"id {fm.get('id')!r} does not match its path")
+            continue
+        nodes[node_id] = fm
+        bodies[node_id] = node.body
+        try:
+            validate_passport(fm, vine.dialect)
+        except VineError as exc:
+            add("error", exc.code, node_id, exc.message.split(": ", 1)[-1])
+
+    children: dict[str, list[str]] = defaultdict(list)
+    for node_id in nodes:
+        if node_id.startswith("_meta/"):
+            continue
+        parent = parent_of(node_id)
+        if parent is None:
+            continue
+        if parent not in nodes:
+            add("error", "E_NOT_FOUND", node_id, f"parent branch {parent} is missing")
+        children[parent].append(node_id)
+
+    for node_id, fm in nodes.items():
+        for link in fm.get("links") or []:
+            if isinstance(link, dict) and link.get("target") not in nodes:
+                add("error", "E_NOT_FOUND", node_id, f"link {link.get('rel')} -> {link.get('target')} is broken")
+        for target in _WIKILINK.findall(_strip_code(bodies[node_id])):
+            target = target.strip()
+            if target not in nodes and not is_branch_id(node_id):
+                add("warning", "W_WIKILINK", node_id, f"wikilink [[{target}]] points to no node")
+        if fm.get("payload"):
+            try:
+                path = vine.root / payload_file(node_id, str(fm["payload"]))
+            except VineError as exc:
+                add("error", exc.code, node_id, exc.message.split(": ", 1)[-1])
+                continue
+            if not path.is_file():
+                add("error", "E_NOT_FOUND", node_id, f"payload {fm['payload']} is missing")
+            elif fm.get("payload_hash") and sha256_file(path) != fm["payload_hash"]:
+                add("warning", "W_PAYLOAD_DRIFT", node_id,
+                    f"payload {fm['payload']} does not match payload_hash (changed outside tend)")
+
+    for branch_id, fm in nodes.items():
+        if not is_branch_id(branch_id):
+            continue
+        _check_branch(branch_id, fm, bodies[branch_id], children.get(branch_id, []), nodes, add)
+    return findings
+
+
+def _check_branch(branch_id, fm, body, kids, nodes, add) -> None:
+    listed_subs = br.section_entries(body, br.SUB_BRANCHES)
+    listed_leaves = br.section_entries(body, br.DIRECT_BANANAS)
+    listed = set(listed_subs) | set(listed_leaves)
+    for kid in kids:
+        if kid not in listed:
+            add("error", "E_BRANCH", branch_id, f"child {kid} has no entry line")
+    for entry in listed_subs + listed_leaves:
+        if entry not in nodes:
+            add("error", "E_BRANCH", branch_id, f"entry [[{entry}]] points to no node")
+    for line in br.section_lines(body, br.SUB_BRANCHES) + br.section_lines(body, br.DIRECT_BANANAS):
+        kid = line[4:line.index("]]")]
+        kfm = nodes.get(kid)
+        if kfm is None or not kfm.get("summary"):
+            continue
+        coverage = str(kfm.get("coverage") or br.coverage_text(0, 0)) if is_branch_id(kid) else None
+        if line != br.entry_line(kid, kfm["summary"], coverage):
+            add("error", "E_BRANCH", branch_id, f"entry line for {kid} does not repeat its summary"
+                + (" and coverage" if coverage else ""))
+    expected = br.coverage_text(len(listed_leaves), len(listed_subs))
+    if br.parse_coverage(fm.get("coverage")) != br.parse_coverage(expected):
+        add("error", "E_BRANCH", branch_id, f"coverage says {fm.get('coverage')!r}, entries count {expected!r}")
+    quote = br.blockquote(body)
+    if quote is not None and fm.get("summary") and quote != br.one_line(fm["summary"]):
+        add("error", "E_BRANCH", branch_id, "the > blockquote disagrees with the frontmatter summary")
+    if len(listed) > SPLIT_ENTRIES or estimate_tokens(body) > SPLIT_TOKENS:
+        add("warning", "needs_split", branch_id,
+            f"{len(listed)} entries, {estimate_tokens(body)} tokens: over {SPLIT_ENTRIES} entries or {SPLIT_TOKENS} tokens")
+
+
+def _strip_code(body: str) -> str:
+    out, in_fence = [], False
+    for line in body.splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            out.append(re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)

@@ -1,0 +1,263 @@
+"""``vine``: a thin layer over the library. Parse arguments, call, print.
+
+Exit codes: 0 all done; 1 some files failed (they are listed); 2 usage or an
+expected error (one line with its hint, never a traceback; ``--traceback``
+re-raises for debugging).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from monkeyllm_core import Vine, VineError, init_forest, is_forest
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def _forest(args: argparse.Namespace) -> Path:
+    forest = Path(args.forest or ".").resolve()
+    if not is_forest(forest):
+        raise VineError("E_NOT_A_FOREST", f"{forest} is not a forest (no _meta/schema.md)",
+                        "Run `vine init --forest DIR --title TITLE` first, or pass --forest.")
+    return forest
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+    sys.stdout.flush()
+
+
+# -- commands ---------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    root = init_forest(args.forest or ".", args.title, args.summary)
+    _print(f"forest '{args.title}' created at {root}")
+    return EXIT_OK
+
+
+def _curator(args: argparse.Namespace, forest: Path) -> Any:
+    if not getattr(args, "curate", False):
+        return None
+    from .config import GardenerConfig
+    from .curator import Curator, CuratorConfigError, CuratorSettings
+    try:
+        settings = CuratorSettings.from_env(os.environ)
+    except CuratorConfigError as exc:
+        raise UsageError(str(exc), "Set MONKEYLLM_LLM_ENDPOINT, or run without --curate.") from None
+    config = GardenerConfig.load(forest)
+    curator = Curator(settings, directives=config.directives, default_tags=config.default_tags)
+    curator.start()
+    return curator
+
+
+def _progress(args: argparse.Namespace) -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   transient=True)
+    bar.start()
+    task = bar.add_task("convert", total=None)
+
+    def tick(stage: str, done: int, total: int) -> None:
+        bar.update(task, description=stage, completed=done + 1, total=total)
+
+    return tick, bar.stop
+
+
+def _run_pipeline(args: argparse.Namespace, verb: str) -> int:
+    from .pipeline import Gardener
+    forest = _forest(args)
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1", "Use --jobs 1 for a serial run.")
+    curator = _curator(args, forest)
+    tick, stop = _progress(args)
+    try:
+        gardener = Gardener(forest, progress=tick)
+        if verb == "adopt":
+            source = Path(args.source)
+            if not source.is_dir():
+                raise UsageError(f"source {source} is not a folder", "Pass the export folder to adopt.")
+            report = gardener.adopt(source, dest=args.dest or "", curator=curator, dry_run=args.dry_run, jobs=jobs)
+        else:
+            report = gardener.sync(Path(args.source) if args.source else None, path=args.path,
+                                   curator=curator, dry_run=args.dry_run, jobs=jobs)
+    finally:
+        stop()
+        if curator is not None:
+            curator.close()
+    _print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def cmd_adopt(args: argparse.Namespace) -> int:
+    return _run_pipeline(args, "adopt")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    return _run_pipeline(args, "sync")
+
+
+def cmd_rollup(args: argparse.Namespace) -> int:
+    from .rollup import rollup_forest
+    forest = _forest(args)
+    curator = _curator(args, forest)
+    try:
+        with Vine(forest) as vine:
+            stats = rollup_forest(vine, curator=curator, only_ingest=not args.all)
+    finally:
+        if curator is not None:
+            curator.close()
+    if curator is not None:
+        _print(f"curation model: {curator.model}")
+    _print(f"rollup: {stats['rolled']} branch(es) rolled, {stats['fallbacks']} fallback(s), {stats['skipped']} skipped")
+    if curator is not None:
+        _print(f"curation: {curator.stats()!r}")
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from monkeyllm_core.validate import validate_forest
+    forest = _forest(args)
+    vine = Vine(forest, writable=False)
+    try:
+        findings = validate_forest(vine)
+        count = len(vine.node_files())
+    finally:
+        vine.close()
+    for finding in findings:
+        _print(finding.line())
+    errors = sum(1 for f in findings if f.level == "error")
+    warnings = len(findings) - errors
+    _print(f"validate: {count} node(s), {errors} error(s), {warnings} warning(s)")
+    return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    with Vine(_forest(args)) as vine:
+        count = vine.reindex()
+    _print(f"reindex: {count} node(s) in the catalog")
+    return EXIT_OK
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    vine = Vine(_forest(args), writable=False)
+    try:
+        result = vine.query(args.id, args.sql)
+    finally:
+        vine.close()
+    _print(json.dumps(result, ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    from .config import GardenerConfig
+    from .host import PluginHost, format_plugins_report
+    converters: dict[str, str] = {}
+    forest = Path(args.forest or ".").resolve()
+    if is_forest(forest):
+        config = GardenerConfig.load(forest)
+        converters = config.converters
+    host = PluginHost(command_converters=converters)
+    report = host.plugins_report()
+    _print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_plugins_report(report))
+    return EXIT_OK
+
+
+# -- parser --------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vine", description="MonkeyLLM forests: init, adopt, sync, query.")
+    parser.add_argument("--traceback", action="store_true", help="re-raise errors with a traceback")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def forest_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--forest", help="the forest directory (default: the current directory)")
+
+    p = sub.add_parser("init", help="create a forest")
+    forest_arg(p)
+    p.add_argument("--title", required=True)
+    p.add_argument("--summary")
+    p.set_defaults(func=cmd_init)
+
+    for verb, func in (("adopt", cmd_adopt), ("sync", cmd_sync)):
+        p = sub.add_parser(verb, help=f"{verb} an export folder")
+        p.add_argument("source", nargs=None if verb == "adopt" else "?")
+        forest_arg(p)
+        if verb == "adopt":
+            p.add_argument("--dest", help="branch to adopt under (default: the forest root)")
+        else:
+            p.add_argument("--path", help="only this file or folder, relative to the source")
+        p.add_argument("--curate", action="store_true", help="write summaries with the Curator (needs MONKEYLLM_LLM_ENDPOINT)")
+        p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+        p.add_argument("--jobs", type=int, help="converter processes (default: CPU count)")
+        p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.add_argument("--verbose", action="store_true", help="list unchanged and skipped files too")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("rollup", help="rewrite branch summaries bottom-up")
+    forest_arg(p)
+    p.add_argument("--all", action="store_true", help="include branches not created by ingest")
+    p.add_argument("--curate", action="store_true", help="write them with the Curator")
+    p.set_defaults(func=cmd_rollup)
+
+    p = sub.add_parser("validate", help="check the forest's format")
+    forest_arg(p)
+    p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("reindex", help="rebuild _derived/catalog.db from the files")
+    forest_arg(p)
+    p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("query", help="read-only SQL over a dataset")
+    p.add_argument("id")
+    p.add_argument("sql")
+    forest_arg(p)
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("plugins", help="list plugins, converters and load errors")
+    forest_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plugins)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: every node planted so far is committed; run `vine sync` to finish\n")
+        return 130
+    except Exception as exc:
+        if args.traceback:
+            raise
+        return _expected_error(exc)
+
+
+def _expected_error(exc: Exception) -> int:
+    from .config import ConfigError
+    from .walk import WalkError
+    if isinstance(exc, VineError):
+        sys.stderr.write(exc.one_line() + "\n")
+        return EXIT_USAGE
+    if isinstance(exc, (UsageError, ConfigError, WalkError)):
+        line = f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+        sys.stderr.write(line + "\n")
+        return EXIT_USAGE
+    raise exc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""``_meta/gardener.yaml``: the Gardener's per-forest configuration.
+
+Not a node and never committed. Holds the adopted sources (root and dest, recorded
+before the first file is processed, so an interrupted adopt is finished by sync),
+command-hook converters, ignore globs and curation settings.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from monkeyllm_core.passport import yaml_dump, yaml_load
+
+CONFIG_PATH = "_meta/gardener.yaml"
+
+
+class ConfigError(Exception):
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass
+class GardenerConfig:
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, forest: Path) -> "GardenerConfig":
+        path = forest / CONFIG_PATH
+        if not path.exists():
+            return cls(path, {})
+        try:
+            data = yaml_load(path.read_text(encoding="utf-8")) or {}
+        except Exception as exc:  # yaml errors carry a position; keep one line
+            raise ConfigError(f"{CONFIG_PATH}: invalid YAML ({str(exc).splitlines()[0]})",
+                              "Fix the file or delete it; adopt writes a fresh one.") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{CONFIG_PATH}: expected a mapping", "See README: Configuring the Gardener.")
+        cfg = cls(path, data)
+        cfg._check()
+        return cfg
+
+    def _check(self) -> None:
+        conv = self.data.get("converters") or {}
+        if not isinstance(conv, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in conv.items()):
+            raise ConfigError(f"{CONFIG_PATH}: converters must map an extension to a command template",
+                              "e.g. converters: {\".pdf\": '\"/opt/tools/pdf2md\" \"{input}\" \"{output}\"'}")
+        ignore = self.data.get("ignore") or []
+        if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
+            raise ConfigError(f"{CONFIG_PATH}: ignore must be a list of globs", "e.g. ignore: ['*.bak', 'drafts/']")
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(yaml_dump(self.data), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    # -- views -------------------------------------------------------------------
+    @property
+    def converters(self) -> dict[str, str]:
+        return {k.lower() if k.startswith(".") else "." + k.lower(): v
+                for k, v in (self.data.get("converters") or {}).items()}
+
+    @property
+    def command_timeout(self) -> float:
+        return float(self.data.get("command_timeout", 120))
+
+    @property
+    def ignore(self) -> list[str]:
+        return list(self.data.get("ignore") or [])
+
+    @property
+    def default_tags(self) -> list[str]:
+        return [str(t) for t in ((self.data.get("curation") or {}).get("default_tags") or [])]
+
+    @property
+    def directives(self) -> str | None:
+        value = (self.data.get("curation") or {}).get("directives")
+        return str(value) if value else None
+
+    @property
+    def sources(self) -> list[dict[str, str]]:
+        return [dict(s) for s in (self.data.get("sources") or []) if isinstance(s, dict) and s.get("root")]
+
+    def record_source(self, root: Path, dest: str) -> None:
+        """Remember an adopted source; a root is adopted under one dest only."""
+        sources = self.sources
+        for entry in sources:
+            if entry["root"] == str(root):
+                entry["dest"] = dest
+                break
+        else:
+            sources.append({"root": str(root), "dest": dest})
+        self.data["sources"] = sources
+        self.save()
+
+    def source_for(self, root: Path) -> dict[str, str] | None:
+        return next((s for s in self.sources if s["root"] == str(root)), None)

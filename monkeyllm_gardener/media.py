@@ -1,0 +1,120 @@
+"""The body of a media node: the textual proxy the forest searches for an image or
+audio file, and the name its payload takes inside ``_assets/``.
+
+The body without a description is pinned by FOREST-FORMAT.md (Media):
+
+    # team photo
+
+    Media file `team_photo.png` (PNG format, 73 bytes).
+
+    No description has been generated for this media yet.
+
+What is known without a model (pixel size, duration, tags) goes on the line with
+the format and size; a file that could not be fully read says so in a sentence of
+its own on that line. The sentinel stays verbatim until a describer writes a
+description, which then takes its place under ``## Description``.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from monkeyllm_gardener.conversion import MediaInfo
+
+SENTINEL = "No description has been generated for this media yet."
+MAX_TAG_CHARACTERS = 200
+
+# Control characters (newline included) would break the body's line structure: in
+# titles, tags and problems they become spaces; in a file name they are shown as
+# U+FFFD, so the name stays recognisable (the exact name is in source_path).
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_WHITESPACE_RUN = re.compile(r"\s+")
+_UNSAFE_ASSET_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
+_SAFE_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
+
+
+def render_media_body(title: str, info: MediaInfo, description: str | None = None) -> str:
+    """The markdown body of a media node; ``description`` (markdown from a
+    describer) replaces the sentinel when given and not blank."""
+    heading = f"# {_one_line(title) or _one_line(info.filename) or 'media'}"
+    if description is not None and description.strip():
+        closing = f"## Description\n\n{description.strip()}"
+    else:
+        closing = SENTINEL
+    return f"{heading}\n\n{media_line(info)}\n\n{closing}\n"
+
+
+def media_line(info: MediaInfo) -> str:
+    """``Media file `name` (FORMAT format, N bytes, ...).`` plus the problem, if any."""
+    facts = [f"{_one_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
+    if info.width is not None and info.height is not None:
+        facts.append(f"{info.width}x{info.height} pixels")
+    if info.duration_seconds is not None:
+        facts.append(_duration(info.duration_seconds))
+    details = ", ".join(facts)
+    tags = [f"{_one_line(key)}: {_one_line(value)}" for key, value in info.tags.items() if _one_line(value)]
+    if tags:
+        details += "; " + ", ".join(tags)
+    line = f"Media file {_code_span(info.filename)} ({details})."
+    if info.problem:
+        line += f" The file could not be fully read: {_sentence(_one_line(info.problem))}"
+    return line
+
+
+def media_title(source_name: str) -> str:
+    """A readable title from a file name: ``team_photo.png`` -> ``team photo``."""
+    stem = PurePosixPath(source_name).stem or source_name
+    readable = _one_line(stem.replace("_", " ").replace("-", " "))
+    return readable or _one_line(stem) or _one_line(source_name)
+
+
+def clean_tag(value: str, limit: int = MAX_TAG_CHARACTERS) -> str:
+    """A metadata value (EXIF, ID3, ...) as one short line: control characters
+    (NUL padding included) and whitespace runs become one space; a value over
+    ``limit`` characters is cut, with a visible ``…``."""
+    text = _one_line(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text
+
+
+def media_asset_name(node_slug: str, source_name: str) -> str:
+    """The payload's file name inside ``_assets/``: the node's slug (its last path
+    segment, reduced to ``[A-Za-z0-9_-]``) plus the source's lowercase extension
+    (dropped when it is not plain ``[a-z0-9]``), e.g. ``team-photo.png``. Never
+    contains a separator or ``..``, so it cannot point outside ``_assets/``."""
+    last_segment = node_slug.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    safe_stem = _UNSAFE_ASSET_CHARACTERS.sub("-", last_segment).strip("-_") or "media"
+    extension = PurePosixPath(source_name.replace("\\", "/")).suffix.lower()
+    if not _SAFE_EXTENSION.fullmatch(extension):
+        extension = ""
+    return safe_stem + extension
+
+
+def _one_line(text: str) -> str:
+    return _WHITESPACE_RUN.sub(" ", _CONTROL_CHARACTERS.sub(" ", str(text))).strip()
+
+
+def _code_span(text: str) -> str:
+    """A CommonMark code span that survives backticks in ``text``: the fence is one
+    backtick longer than the longest run inside, padded when ``text`` starts or
+    ends with a backtick."""
+    shown = _CONTROL_CHARACTERS.sub("\ufffd", text)
+    longest_run = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest_run + 1)
+    if shown.startswith("`") or shown.endswith("`"):
+        shown = f" {shown} "
+    return f"{fence}{shown}{fence}"
+
+
+def _count(number: int, unit: str) -> str:
+    return f"{number} {unit}" if number == 1 else f"{number} {unit}s"
+
+
+def _duration(seconds: float) -> str:
+    shown = f"{seconds:.2f}".rstrip("0").rstrip(".")
+    return f"{shown} second" if shown == "1" else f"{shown} seconds"
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -1,0 +1,297 @@
+"""CSV/TSV files become datasets: one table, typed columns, rows streamed from the file.
+
+Two streamed passes, so memory does not grow with the file: ``convert`` reads the
+file once to sniff the delimiter, repair the header, infer column types and count
+rows; the returned ``CsvRows`` re-reads it when the engine loads the rows.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
+from monkeyllm_gardener.hookspecs import hookimpl
+
+from ._encoding import detect_encoding, is_blank_file
+from ._tabular import (
+    NULL_RULE_SENTENCE,
+    TYPE_RULES_SENTENCE,
+    SqlType,
+    TooManyColumns,
+    TypeTracker,
+    convert_text,
+    repair_headers,
+    split_wide_table,
+    table_name_from,
+    unique_name,
+)
+
+# A 200 KB (or 200 MB) field is data, not an attack on a converter: lift the 128 KB
+# default. 2**31 - 1 is the largest value every platform's C long accepts.
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
+_SNIFF_LINES = 50
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+# Files that are not text at all, misnamed .csv (an exported workbook, a database).
+_BINARY_SIGNATURES = {
+    b"PK\x03\x04": "a zip archive (an .xlsx workbook?)",
+    b"\xd0\xcf\x11\xe0": "an OLE document (an .xls workbook?)",
+    b"SQLite format 3\x00": "a SQLite database",
+    b"%PDF": "a PDF document",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CsvRows:
+    """The data rows of one CSV file, re-read on every iteration (picklable)."""
+
+    path: Path
+    encoding: str
+    delimiter: str
+    column_types: tuple[SqlType, ...]  # of the columns start..stop
+    width: int  # of the whole source
+    start: int = 0  # a wide source is split into tables of at most 50 columns
+    stop: int | None = None
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        padding: list[str | None] = [None] * self.width
+        start, stop = self.start, self.width if self.stop is None else self.stop
+        for record in _data_records(self.path, self.encoding, self.delimiter):
+            cells = (record + padding[len(record):])[start:stop]
+            yield tuple(convert_text(cell, kind) for cell, kind in zip(cells, self.column_types))
+
+
+@dataclass(kw_only=True)
+class _FirstPass:
+    header: list[str] = field(default_factory=list)
+    types: TypeTracker = field(default_factory=TypeTracker)
+    row_count: int = 0
+    max_row_width: int = 0
+    short_rows: int = 0
+    long_rows: int = 0
+    blank_lines: int = 0
+    cells_with_nul: int = 0
+
+
+class CsvConverter:
+    name = "csv"
+    extensions = (".csv", ".tsv")
+
+    def convert(self, path: Path) -> Conversion:
+        path = Path(path)
+        _refuse_binary(path)
+        encoding, encoding_warning = detect_encoding(path)
+        if is_blank_file(path, encoding):
+            raise ConversionError(
+                f"empty file: {path.name} has no header or rows; add a header line or remove it"
+            )
+        default = "\t" if path.suffix.lower() == ".tsv" else ","
+        delimiter = sniff_delimiter(path, encoding, default=default)
+        scan = _first_pass(path, encoding, delimiter)
+
+        names, header_notes = repair_headers(scan.header)
+        width = max(len(names), scan.max_row_width)
+        extra_names: list[str] = []
+        for number in range(1, width - len(names) + 1):
+            extra_names.append(unique_name(f"extra_{number}", names + extra_names))
+        columns = names + extra_names
+        types = scan.types.types(width)
+        table = table_name_from(path.stem)
+
+        notes, warnings = _source_notes(path, encoding_warning, encoding, delimiter, scan, extra_names)
+        notes[:0] = header_notes
+        try:
+            parts, split_note = split_wide_table(table, columns)
+        except TooManyColumns as error:
+            raise ConversionError(
+                f"too wide: {path.name} has {error}; split the file into narrower CSVs"
+            ) from None
+        if split_note:
+            notes.insert(0, split_note)
+        schema = {
+            part.name: {"columns": dict(zip(columns[part.start:part.stop], types[part.start:part.stop]))}
+            for part in parts
+        }
+        rows = {
+            part.name: CsvRows(
+                path=path.resolve(),
+                encoding=encoding,
+                delimiter=delimiter,
+                column_types=tuple(types[part.start:part.stop]),
+                width=width,
+                start=part.start,
+                stop=part.stop,
+            )
+            for part in parts
+        }
+        return Conversion(
+            kind="dataset",
+            title=path.stem,
+            schema=schema,
+            rows=rows,
+            manual_notes=tuple(notes),
+            warnings=tuple(warnings),
+        )
+
+
+def _source_notes(
+    path: Path,
+    encoding_warning: str | None,
+    encoding: str,
+    delimiter: str,
+    scan: _FirstPass,
+    extra_names: list[str],
+) -> tuple[list[str], list[str]]:
+    """Manual notes and run-report warnings for everything read differently from plain CSV."""
+    notes: list[str] = []
+    warnings: list[str] = []
+    if encoding_warning:
+        notes.append(f"The file was {encoding_warning.split(';')[0]}.")
+        warnings.append(f"{path.name}: {encoding_warning}")
+    elif encoding in ("utf-16", "utf-32"):
+        notes.append(f"The file was decoded as {encoding.upper()} (byte order mark).")
+    if delimiter != ",":
+        notes.append(f"Fields in the source are separated by {_DELIMITER_NAMES[delimiter]}.")
+    notes.append(NULL_RULE_SENTENCE)
+    notes.append(TYPE_RULES_SENTENCE)
+    notes.extend(_ragged_notes(scan, len(scan.header), extra_names))
+    if scan.short_rows or scan.long_rows:
+        warnings.append(
+            f"{path.name}: {scan.short_rows + scan.long_rows} ragged rows kept "
+            "(short rows padded with NULL, extra values in extra_N columns)"
+        )
+    if scan.blank_lines:
+        notes.append(f"{_count(scan.blank_lines, 'blank line')} after the header skipped.")
+    if scan.cells_with_nul:
+        cells = _count(scan.cells_with_nul, "cell")
+        notes.append(
+            f"NUL characters appear in {cells} and are kept as is; "
+            "SQL string functions may stop at them."
+        )
+        warnings.append(
+            f"{path.name}: NUL characters in {cells} kept as is; "
+            "remove them from the source if they are corruption"
+        )
+    return notes, warnings
+
+
+def sniff_delimiter(path: Path, encoding: str, default: str = ",") -> str:
+    """The candidate delimiter whose per-record count is most consistent and non-zero.
+
+    Parses the first ~50 lines once per candidate with the csv module, so
+    delimiters inside quoted fields are not counted. Ties go to ``default``, then to
+    the order of ``CANDIDATE_DELIMITERS``; no candidate at all gives ``default``.
+    """
+    lines: list[str] = []
+    with path.open("r", encoding=encoding, newline="") as stream:
+        for line in stream:
+            lines.append(line)
+            if len(lines) >= _SNIFF_LINES:
+                break
+        at_end = not stream.read(1)
+    sample = "".join(lines)
+    preference = (default,) + tuple(d for d in CANDIDATE_DELIMITERS if d != default)
+    best, best_score = default, (0.0, 0)
+    for delimiter in preference:
+        counts = _separator_counts(sample, delimiter)
+        if not at_end and len(counts) > 1:
+            counts = counts[:-1]  # the last record may be cut mid-field
+        usual = [(n, count) for count, n in Counter(counts).items() if count > 0]
+        if not usual:
+            continue
+        frequency, typical = max(usual)
+        score = (frequency / len(counts), typical)
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+def _separator_counts(sample: str, delimiter: str) -> list[int]:
+    try:
+        records = list(csv.reader(io.StringIO(sample), delimiter=delimiter))
+    except csv.Error:
+        return []
+    return [len(record) - 1 for record in records if record]
+
+
+def _records(path: Path, encoding: str, delimiter: str) -> Iterator[list[str]]:
+    with path.open("r", encoding=encoding, newline="") as stream:
+        reader = csv.reader(stream, delimiter=delimiter)
+        try:
+            yield from reader
+        except csv.Error as error:
+            raise ConversionError(
+                f"unreadable CSV: {path.name} line {reader.line_num}: {error}; "
+                "fix the quoting there or re-export the file"
+            ) from None
+
+
+def _is_blank(record: list[str]) -> bool:
+    return not record or (len(record) == 1 and not record[0].strip())
+
+
+def _data_records(path: Path, encoding: str, delimiter: str) -> Iterator[list[str]]:
+    """Every record after the header, blank lines left out (the first pass counts them)."""
+    records = (r for r in _records(path, encoding, delimiter) if not _is_blank(r))
+    next(records, None)
+    yield from records
+
+
+def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
+    scan = _FirstPass()
+    header_seen = False
+    for record in _records(path, encoding, delimiter):
+        if _is_blank(record):
+            scan.blank_lines += header_seen
+            continue
+        scan.cells_with_nul += sum("\x00" in cell for cell in record)
+        if not header_seen:
+            scan.header, header_seen = record, True
+            continue
+        scan.row_count += 1
+        scan.max_row_width = max(scan.max_row_width, len(record))
+        scan.short_rows += len(record) < len(scan.header)
+        scan.long_rows += len(record) > len(scan.header)
+        scan.types.observe_text_row(record)
+    return scan
+
+
+def _ragged_notes(scan: _FirstPass, header_width: int, extra_names: list[str]) -> list[str]:
+    notes = []
+    if scan.short_rows:
+        notes.append(
+            f"{_count(scan.short_rows, 'row')} of {scan.row_count} had fewer values than "
+            f"the {header_width} header columns; the missing cells are NULL."
+        )
+    if scan.long_rows:
+        listed = ", ".join(f"`{name}`" for name in extra_names)
+        notes.append(
+            f"{_count(scan.long_rows, 'row')} of {scan.row_count} had more values than the "
+            f"{header_width} header columns; the extra values are kept in {listed} "
+            "(NULL in the other rows)."
+        )
+    return notes
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _refuse_binary(path: Path) -> None:
+    with path.open("rb") as stream:
+        head = stream.read(16)
+    for signature, what in _BINARY_SIGNATURES.items():
+        if head.startswith(signature):
+            raise UnsupportedFile(
+                f"{path.name} is {what}, not CSV text; give it its real extension"
+            )
+
+
+@hookimpl
+def register_converters(register) -> None:
+    register(CsvConverter(), priority=0.0)

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import pytest
+
+from monkeyllm_gardener.conversion import MediaInfo
+from monkeyllm_gardener.media import (
+    SENTINEL,
+    clean_tag,
+    media_asset_name,
+    media_title,
+    render_media_body,
+)
+
+
+def test_stub_body_is_byte_for_byte_the_forest_format_example():
+    info = MediaInfo(kind="image", filename="team_photo.png", format="PNG", size_bytes=73)
+
+    body = render_media_body("team photo", info)
+
+    assert body == (
+        "# team photo\n\n"
+        "Media file `team_photo.png` (PNG format, 73 bytes).\n\n"
+        "No description has been generated for this media yet.\n"
+    )
+
+
+def test_sentinel_is_the_verbatim_sentence_other_tools_search_for():
+    assert SENTINEL == "No description has been generated for this media yet."
+
+
+MEDIA_LINE_VECTORS = [
+    pytest.param(
+        MediaInfo(kind="image", filename="a.png", format="PNG", size_bytes=73, width=640, height=480),
+        "Media file `a.png` (PNG format, 73 bytes, 640x480 pixels).",
+        id="image-pixels",
+    ),
+    pytest.param(
+        MediaInfo(
+            kind="audio",
+            filename="memo.wav",
+            format="WAV",
+            size_bytes=44144,
+            duration_seconds=2.5,
+            tags={"title": "X", "artist": "Y"},
+        ),
+        "Media file `memo.wav` (WAV format, 44144 bytes, 2.5 seconds; title: X, artist: Y).",
+        id="audio-duration-and-tags",
+    ),
+    pytest.param(
+        MediaInfo(kind="audio", filename="a.mp3", format="MP3", size_bytes=1, duration_seconds=1.0),
+        "Media file `a.mp3` (MP3 format, 1 byte, 1 second).",
+        id="singulars",
+    ),
+    pytest.param(
+        MediaInfo(kind="audio", filename="a.mp3", format="MP3", size_bytes=1234567, duration_seconds=185.0404),
+        "Media file `a.mp3` (MP3 format, 1234567 bytes, 185.04 seconds).",
+        id="no-thousands-separator-two-decimals",
+    ),
+    pytest.param(
+        MediaInfo(
+            kind="image",
+            filename="x.png",
+            format="unknown",
+            size_bytes=0,
+            problem="corrupt or truncated image: the file is empty",
+        ),
+        "Media file `x.png` (unknown format, 0 bytes). "
+        "The file could not be fully read: corrupt or truncated image: the file is empty.",
+        id="problem-is-its-own-sentence",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="a`b``c.png", format="PNG", size_bytes=5),
+        "Media file ```a`b``c.png``` (PNG format, 5 bytes).",
+        id="backticks-in-name-get-a-longer-fence",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="`edge`.png", format="PNG", size_bytes=5),
+        "Media file `` `edge`.png `` (PNG format, 5 bytes).",
+        id="leading-backtick-is-padded",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="two\nlines.png", format="PNG", size_bytes=5),
+        "Media file `two\ufffdlines.png` (PNG format, 5 bytes).",
+        id="newline-in-name-cannot-break-the-body",
+    ),
+    pytest.param(
+        MediaInfo(
+            kind="audio",
+            filename="s.mp3",
+            format="MP3",
+            size_bytes=9,
+            tags={"title": "line one\n## Query manual", "album": ""},
+        ),
+        "Media file `s.mp3` (MP3 format, 9 bytes; title: line one ## Query manual).",
+        id="tags-stay-on-the-line-and-empty-tags-are-dropped",
+    ),
+]
+
+
+@pytest.mark.parametrize(("info", "expected_line"), MEDIA_LINE_VECTORS)
+def test_media_line_carries_what_is_known_without_a_model(info, expected_line):
+    body = render_media_body("t", info)
+
+    assert body == f"# t\n\n{expected_line}\n\n{SENTINEL}\n"
+
+
+def test_description_replaces_the_sentinel_and_keeps_the_media_line():
+    info = MediaInfo(kind="image", filename="slide.png", format="PNG", size_bytes=10, width=2, height=3)
+
+    body = render_media_body("slide", info, description="A slide.\n\n- Q1 revenue up 12%\n")
+
+    assert body == (
+        "# slide\n\n"
+        "Media file `slide.png` (PNG format, 10 bytes, 2x3 pixels).\n\n"
+        "## Description\n\n"
+        "A slide.\n\n- Q1 revenue up 12%\n"
+    )
+    assert SENTINEL not in body
+
+
+def test_blank_description_keeps_the_sentinel():
+    info = MediaInfo(kind="image", filename="a.png", format="PNG", size_bytes=1)
+
+    assert render_media_body("a", info, description="  \n").endswith(f"\n\n{SENTINEL}\n")
+
+
+@pytest.mark.parametrize(
+    ("source_name", "title"),
+    [
+        ("team_photo.png", "team photo"),
+        ("2026-q1_board--deck.JPG", "2026 q1 board deck"),
+        ("___.png", "___"),
+        ("plain.wav", "plain"),
+    ],
+)
+def test_media_title_turns_separators_into_spaces(source_name, title):
+    assert media_title(source_name) == title
+
+
+@pytest.mark.parametrize(
+    ("node_slug", "source_name", "asset"),
+    [
+        ("team-photo", "Team Photo.PNG", "team-photo.png"),
+        ("photos/team-photo", "team_photo.jpeg", "team-photo.jpeg"),
+        ("../../etc/passwd", "x.png", "passwd.png"),
+        ("we#ird?%name", "a.wav", "we-ird-name.wav"),
+        ("..", "a.png", "media.png"),
+        ("memo", "memo.w av", "memo"),
+        ("memo", "no_extension", "memo"),
+        ("memo", "rm -rf;.MP3", "memo.mp3"),
+    ],
+)
+def test_asset_name_is_the_slug_plus_a_safe_lowercase_extension(node_slug, source_name, asset):
+    assert media_asset_name(node_slug, source_name) == asset
+
+
+def test_long_tags_are_cut_visibly():
+    cut = clean_tag("a" * 500)
+
+    assert len(cut) == 200
+    assert cut.endswith("\u2026")
+    assert clean_tag("Ana\x00\x00  Silva ") == "Ana Silva"
