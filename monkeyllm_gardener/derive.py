@@ -1,0 +1,335 @@
+"""Derived titles and summaries: the scent a node gets when no model writes one.
+
+Every function here is deterministic and returns a summary that satisfies the
+passport contract of FOREST-FORMAT.md: non-empty, at most 240 characters, one
+paragraph, never starting with a boilerplate opening (``this document describes``,
+``file containing``).
+
+``derive_summary`` reads the opening prose of a markdown body. It skips what is not
+prose (frontmatter, headings, code fences, tables, images, link-only lines, HTML
+comments, rules), strips inline markdown to its text, and keeps whole sentences, at
+most three, while they fit. A first sentence longer than the limit is cut at a word
+boundary and ends with ``…``. A list item or paragraph without closing punctuation
+counts as one sentence and gets a period.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+MAX_SUMMARY_CHARS = 240
+MAX_SENTENCES = 3
+ELLIPSIS = "…"
+BOILERPLATE_OPENINGS = ("this document describes", "file containing")
+
+_FRONTMATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
+_FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_SETEXT_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_TABLE_LINE = re.compile(r"^\s*\|")
+_TABLE_SEPARATOR = re.compile(r"^\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_QUOTE_MARKER = re.compile(r"^\s*(?:>\s?)+")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_EMPHASIS = re.compile(r"(\*\*|__|~~)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?!\w)|(?<![\w_])_(?!\s)(.+?)(?<!\s)_(?![\w])")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+")
+_LINK_ONLY = re.compile(r"^(?:\s*(?:!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?://\S+)\s*[,;|·•-]?)+\s*$")
+_SPACES = re.compile(r"\s+")
+_REFERENCE_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
+
+
+def split_frontmatter(text: str) -> tuple[str, str] | None:
+    """``(yaml block, rest)`` when ``text`` opens with a ``---`` line and a later
+    closing ``---`` (or ``...``) line; None otherwise. The block is not parsed."""
+    text = text.lstrip("\ufeff")
+    match = _FRONTMATTER_OPEN.match(text)
+    if match is None:
+        return None
+    close = _FRONTMATTER_CLOSE.search(text, match.end())
+    if close is None:
+        return None
+    return text[match.end():close.start()], text[close.end():]
+
+
+def strip_frontmatter(markdown: str) -> str:
+    """The text after a leading YAML frontmatter block, if any."""
+    split = split_frontmatter(markdown)
+    return markdown if split is None else split[1]
+
+
+def strip_inline_markdown(text: str) -> str:
+    """Inline markdown reduced to its visible text, whitespace collapsed."""
+    text = _IMAGE.sub("", text)
+    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _FOOTNOTE.sub("", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    for _ in range(3):  # nested emphasis (***bold italic***)
+        stripped = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or m.group(4) or "", text)
+        if stripped == text:
+            break
+        text = stripped
+    return _SPACES.sub(" ", text).strip()
+
+
+def _prose_blocks(markdown: str) -> list[str]:
+    """Paragraphs and list items of plain prose, in order, inline markdown stripped."""
+    blocks: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            text = strip_inline_markdown(" ".join(current))
+            if text:
+                blocks.append(text)
+            current.clear()
+
+    lines = strip_frontmatter(markdown).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    fence: str | None = None
+    in_comment = False
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+                line = line.split("-->", 1)[1]
+            else:
+                continue
+        line = re.sub(r"<!--.*?-->", "", line)
+        if "<!--" in line:
+            line, _ = line.split("<!--", 1)
+            in_comment = True
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            flush()
+            fence = fence_match.group(1)[0] * 3
+            continue
+        next_line = lines[index + 1] if index + 1 < len(lines) else ""
+        if (
+            not line.strip()
+            or _HEADING.match(line)
+            or _RULE.match(line)
+            or _SETEXT_UNDERLINE.match(line)
+            or _TABLE_LINE.match(line)
+            or _TABLE_SEPARATOR.match(line)
+            or _REFERENCE_DEF.match(line)
+            or _LINK_ONLY.match(_LIST_MARKER.sub("", line))
+        ):
+            flush()
+            continue
+        if _SETEXT_UNDERLINE.match(next_line) and next_line.strip() and current == []:
+            continue  # a setext heading's text line
+        if _TABLE_SEPARATOR.match(next_line):
+            flush()
+            continue  # a table header row written without a leading pipe
+        line = _QUOTE_MARKER.sub("", line)
+        if _LIST_MARKER.match(line):
+            flush()
+            line = _LIST_MARKER.sub("", line)
+        current.append(line.strip())
+    flush()
+    return blocks
+
+
+def _sentences(blocks: Sequence[str]) -> list[str]:
+    sentences: list[str] = []
+    for block in blocks:
+        for piece in _SENTENCE_END.split(block):
+            piece = piece.strip()
+            if not piece:
+                continue
+            if piece[-1] not in ".!?…" and not (piece[-1] in "\"'”’)]" and piece.rstrip("\"'”’)]")[-1:] in ".!?…"):
+                piece = piece.rstrip(":;,—–- ") + "."
+            if len(piece) > 1:
+                sentences.append(piece)
+    return sentences
+
+
+def _drop_boilerplate(sentence: str) -> str:
+    """``This document describes the refund policy.`` -> ``The refund policy.``"""
+    for _ in range(len(BOILERPLATE_OPENINGS) + 1):
+        lowered = sentence.lower()
+        for opening in BOILERPLATE_OPENINGS:
+            if lowered.startswith(opening):
+                rest = sentence[len(opening):].lstrip(" :,-—–")
+                sentence = rest[:1].upper() + rest[1:] if rest else ""
+                break
+        else:
+            return sentence
+    return sentence
+
+
+def cut_at_word(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+    """``text`` if it fits, else cut at a word boundary so that it plus ``…`` fits."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(ELLIPSIS)]
+    if " " in cut[limit // 2:]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-—–") + ELLIPSIS
+
+
+def _one_line(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def is_valid_summary(summary: str) -> bool:
+    """The passport contract: non-empty, <= 240 chars, one line, no boilerplate opening."""
+    return (
+        bool(summary.strip())
+        and len(summary) <= MAX_SUMMARY_CHARS
+        and "\n" not in summary
+        and not summary.lower().startswith(BOILERPLATE_OPENINGS)
+    )
+
+
+def first_h1(markdown: str) -> str | None:
+    """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
+    frontmatter and code fences; None when there is none."""
+    lines = strip_frontmatter(markdown).replace("\r\n", "\n").split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            fence = fence_match.group(1)[0] * 3
+            continue
+        match = re.match(r"^\s{0,3}#(?!#)\s+(.*?)(?:\s+#+)?\s*$", line)
+        if match:
+            title = strip_inline_markdown(match.group(1))
+            if title:
+                return title
+        next_line = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.strip() and re.match(r"^\s{0,3}=+\s*$", next_line):
+            title = strip_inline_markdown(line)
+            if title:
+                return title
+    return None
+
+
+def derive_title(markdown: str, fallback: str) -> str:
+    """The first H1 of ``markdown``, else ``fallback``."""
+    return first_h1(markdown) or fallback
+
+
+def title_sentence(title: str, kind_hint: str = "note") -> str:
+    """The never-empty fallback: ``Note titled "<title>".`` (within 240 chars)."""
+    kind = (_one_line(kind_hint) or "note").capitalize()
+    title = _one_line(title) or "untitled"
+    head = f'{kind} titled "'
+    room = MAX_SUMMARY_CHARS - len(head) - len('".')
+    if len(title) > room:
+        title = cut_at_word(title, room)
+    return f'{head}{title}".'
+
+
+def derive_summary(markdown: str, *, title: str, kind_hint: str = "note") -> str:
+    """A summary from the opening sentences of ``markdown`` (see the module docstring);
+    ``title_sentence(title, kind_hint)`` when the text has no usable prose."""
+    sentences = _sentences(_prose_blocks(markdown))
+    while sentences:
+        first = _drop_boilerplate(sentences[0])
+        if len(first) > 1 and any(ch.isalnum() for ch in first):
+            sentences[0] = first
+            break
+        sentences.pop(0)
+    if not sentences:
+        return title_sentence(title, kind_hint)
+    summary = cut_at_word(sentences[0])
+    for sentence in sentences[1:MAX_SENTENCES]:
+        candidate = f"{summary} {sentence}"
+        if len(candidate) > MAX_SUMMARY_CHARS:
+            break
+        summary = candidate
+    summary = _one_line(summary)
+    return summary if is_valid_summary(summary) else title_sentence(title, kind_hint)
+
+
+def _count(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = MAX_SUMMARY_CHARS) -> str:
+    """``head`` + as many ``items`` (comma-joined) as fit, then ``and N more`` + ``tail``."""
+    items = [_one_line(i) for i in items if _one_line(i)]
+    for shown in range(len(items), -1, -1):
+        listed = ", ".join(items[:shown])
+        hidden = len(items) - shown
+        if hidden:
+            listed = f"{listed} and {hidden:,} more" if listed else f"{hidden:,} more"
+        text = f"{head}{listed}{tail}"
+        if len(text) <= limit:
+            return text
+    return cut_at_word(f"{head.rstrip(' ,;:')}{tail}", limit)
+
+
+def _quoted_title(title: str, room: int = 80) -> str:
+    return '"' + cut_at_word(_one_line(title) or "untitled", room) + '"'
+
+
+def summary_for_dataset(
+    title: str, row_counts: Mapping[str, int], columns: Mapping[str, Sequence[str]]
+) -> str:
+    """``Dataset "orders-2026": table orders_2026 with 1,240 rows; columns id, customer, ...``
+
+    Several tables are listed with their row counts (as many as fit, then ``and N more``);
+    the columns are given for a single-table dataset.
+    """
+    head = f"Dataset {_quoted_title(title)}: "
+    tables = list(row_counts) or list(columns)
+    if not tables:
+        return f"{head}no tables."
+    if len(tables) == 1:
+        table = tables[0]
+        rows = row_counts.get(table)
+        described = f"table {table}" + (f" with {_count(rows, 'row')}" if rows is not None else "")
+        table_columns = list(columns.get(table, ()))
+        if not table_columns:
+            return cut_at_word(f"{head}{described}.")
+        return _fit_list(f"{head}{described}; columns ", table_columns)
+    entries = [
+        f"{t} ({_count(row_counts[t], 'row')})" if t in row_counts else t for t in tables
+    ]
+    return _fit_list(f"{head}{_count(len(tables), 'table')}: ", entries)
+
+
+def summary_for_media(title: str, info_line: str, *, kind: str = "media") -> str:
+    """``Image "whiteboard pricing": PNG format, 640x480 pixels, 12,345 bytes.``"""
+    label = {"image": "Image", "audio": "Audio recording"}.get(kind, "Media file")
+    info = _one_line(info_line).rstrip(".")
+    text = f"{label} {_quoted_title(title)}" + (f": {info}." if info else ".")
+    return cut_at_word(text)
+
+
+def summary_for_branch(
+    title: str, child_titles: Sequence[str], n_bananas: int, n_branches: int
+) -> str:
+    """``Folder "Invoices": 12 nodes and 2 sub-branches, including Q1 report, Q2 report
+    and 10 more.`` Child titles are listed in the order given (the index order)."""
+    head = f"Folder {_quoted_title(title)}: "
+    if n_bananas == 0 and n_branches == 0:
+        return f"{head}empty so far."
+    counts = _count(n_bananas, "node")
+    if n_branches:
+        counts += f" and {_count(n_branches, 'sub-branch', 'sub-branches')}"
+    if not [t for t in child_titles if _one_line(t)]:
+        return cut_at_word(f"{head}{counts}.")
+    return _fit_list(f"{head}{counts}, including ", child_titles)

@@ -1,0 +1,146 @@
+"""Built-in converter for markdown and plain text (.md .markdown .txt .text).
+
+The generic fallback for text: registered with a high ``priority`` number so any
+other converter claiming these extensions goes first.
+
+Decoding: ``_encoding.read_text`` (UTF-8, BOMs, UTF-16/32; a legacy 8-bit fallback
+is stated in a warning). Newlines become ``\\n``.
+
+Markdown files may carry their own YAML frontmatter (Obsidian, Hugo, Jekyll):
+- a leading ``---`` ... ``---`` block that parses as a mapping is taken out of the
+  body, so it never reaches the summary;
+- ``title`` (a scalar), ``tags`` (a list, or a comma/space separated string; a
+  leading ``#`` is dropped) and ``aliases`` (a list or one string) go to
+  ``Conversion.frontmatter``, as plain strings;
+- every other key is never passed on as a passport key (a file's content must not
+  become a YAML key of ours). So that nothing is lost, when such keys exist the
+  original block is kept verbatim at the end of the body in a fenced ``yaml`` code
+  block after an HTML comment saying what it is (the summary deriver skips both);
+- a block that does not parse, or is not a mapping, stays in the body as written,
+  with a warning when it does not parse.
+
+Title: frontmatter ``title``, else the first H1, else None (the file name).
+``.txt``/``.text`` files are kept verbatim: no frontmatter handling, title None.
+An empty or whitespace-only file converts to an empty body with an ``empty file``
+warning; the Gardener then derives a title-based summary.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from monkeyllm_gardener.conversion import Conversion
+from monkeyllm_gardener.derive import first_h1, split_frontmatter
+from monkeyllm_gardener.hookspecs import hookimpl
+
+from ._encoding import read_text
+
+MARKDOWN_EXTENSIONS = (".md", ".markdown")
+TEXT_EXTENSIONS = (".txt", ".text")
+PRIORITY = 100.0  # generic fallback: any converter at the default 0.0 goes first
+
+_TAG_SPLIT = re.compile(r"[,\s]+")
+_KEPT_KEYS = ("title", "tags", "aliases")
+
+
+class MarkdownTextConverter:
+    name = "markdown"
+    extensions = MARKDOWN_EXTENSIONS + TEXT_EXTENSIONS
+
+    def convert(self, path: Path) -> Conversion:
+        path = Path(path)
+        text, encoding_warning = read_text(path)
+        warnings: list[str] = []
+        if encoding_warning:
+            warnings.append(f"{path.name}: {encoding_warning}")
+        text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+        if not text.strip():
+            warnings.append(f"{path.name}: empty file; planted with a summary made from its title")
+            return Conversion(kind="markdown", node_type="note", markdown="", warnings=tuple(warnings))
+        if path.suffix.lower() in TEXT_EXTENSIONS:
+            return Conversion(kind="markdown", node_type="note", markdown=text, warnings=tuple(warnings))
+
+        frontmatter: dict[str, Any] = {}
+        body = text
+        split = split_frontmatter(text)
+        if split is not None:
+            block, rest = split
+            try:
+                data = yaml.safe_load(block) if block.strip() else {}
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" (line {mark.line + 2})" if mark is not None else ""
+                warnings.append(
+                    f"{path.name}: its YAML frontmatter does not parse{where}; kept it in the body as text"
+                )
+                data = None
+            if isinstance(data, dict):
+                frontmatter = kept_frontmatter(data)
+                body = rest.lstrip("\n")
+                if any(str(key) not in _KEPT_KEYS for key in data):
+                    body = append_source_frontmatter(body, block)
+        title = frontmatter.get("title") or first_h1(body)
+        return Conversion(
+            kind="markdown",
+            node_type="note",
+            markdown=body,
+            title=title,
+            frontmatter=frontmatter,
+            warnings=tuple(warnings),
+        )
+
+
+def _as_strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    # Nested mappings/lists are not tags or aliases; scalars (numbers, dates) become text.
+    return [str(item).strip() for item in items if not isinstance(item, (dict, list, tuple)) and str(item).strip()]
+
+
+def kept_frontmatter(data: dict[Any, Any]) -> dict[str, Any]:
+    """The keys a source may declare for its passport: title, tags, aliases."""
+    kept: dict[str, Any] = {}
+    title = data.get("title")
+    if title is not None and not isinstance(title, (dict, list, tuple)) and str(title).strip():
+        kept["title"] = " ".join(str(title).split())
+    raw_tags = data.get("tags")
+    if isinstance(raw_tags, str):
+        raw_tags = _TAG_SPLIT.split(raw_tags)
+    tags: list[str] = []
+    for tag in _as_strings(raw_tags):
+        tag = tag.lstrip("#").strip()
+        if tag and tag not in tags:
+            tags.append(tag)
+    if tags:
+        kept["tags"] = tags
+    aliases: list[str] = []
+    for alias in _as_strings(data.get("aliases")):
+        alias = " ".join(alias.split())
+        if alias not in aliases:
+            aliases.append(alias)
+    if aliases:
+        kept["aliases"] = aliases
+    return kept
+
+
+def append_source_frontmatter(body: str, block: str) -> str:
+    """``body`` plus the source's own frontmatter, verbatim, in a fenced yaml block."""
+    longest = max((len(run) for run in re.findall(r"`+", block)), default=0)
+    fence = "`" * max(3, longest + 1)
+    block = block if block.endswith("\n") else block + "\n"
+    separator = "\n\n" if body.strip() else ""
+    return (
+        f"{body.rstrip()}{separator}"
+        # An HTML comment, not prose, so the summary deriver never picks it up.
+        "<!-- the source file's own frontmatter, kept as text (not passport fields) -->\n"
+        f"{fence}yaml\n{block}{fence}\n"
+    )
+
+
+@hookimpl
+def register_converters(register) -> None:  # type: ignore[no-untyped-def]
+    register(MarkdownTextConverter(), priority=PRIORITY)

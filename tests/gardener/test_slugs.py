@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import unicodedata
+
+import pytest
+
+from monkeyllm_gardener.slugs import assign_dir_ids, assign_ids, node_id_for, slugify
+
+SAFE_ID = re.compile(r"^[a-z0-9-]+(/[a-z0-9-]+)*(/_index)?$|^_index$")
+
+
+def sha6(rel: str) -> str:
+    return hashlib.sha1(rel.encode("utf-8")).hexdigest()[:6]
+
+
+@pytest.mark.parametrize(
+    ("name", "is_file", "expected"),
+    [
+        ("Meeting 2026-03.md", True, "meeting-2026-03"),
+        ("Café Crème.md", True, "cafe-creme"),
+        ("Ärger über Straße.txt", True, "arger-uber-strasse"),
+        ("Q1 2023", False, "q1-2023"),
+        ("report.tar.gz", True, "report-tar"),
+        ("v1.2 notes", False, "v1-2-notes"),  # a folder keeps its dots as words
+        ("--leading and trailing--.md", True, "leading-and-trailing"),
+        ("....md", True, "md"),  # no stem: treated like a dot-file
+        ("....md", True, "md"),  # no stem: treated like a dot-file
+        ("Привет мир.md", True, "privet-mir"),
+        (".env", True, "env"),
+    ],
+)
+def test_slugify_vectors(name: str, is_file: bool, expected: str) -> None:
+    assert slugify(name, is_file=is_file) == expected
+
+
+def test_nfc_and_nfd_names_give_the_same_slug() -> None:
+    name = "Résumé Équipe.md"
+    nfc, nfd = unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)
+    assert nfc != nfd
+    assert slugify(nfc, is_file=True) == slugify(nfd, is_file=True) == "resume-equipe"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "$(rm -rf ~).md", "`whoami`.md", "a; ls | cat > x.md", "-rf.md", "--help.md", "it's \"quoted\".md",
+        "100% done?.md", "#hashtag.md", "a&b<c>d.md", "../../etc/passwd", "C:\\Windows\\x.md", "~user.md",
+        "name\nwith newline.md", "tab\there.md", "*glob*?.md", "{a,b}.md", "   .md", "🙂.md",
+    ],
+)
+def test_hostile_names_become_safe_ids(name: str) -> None:
+    node_id = node_id_for(name)
+    assert SAFE_ID.match(node_id), node_id
+    assert not node_id.startswith("-")
+    assert ".." not in node_id
+
+
+def test_segments_are_bounded_so_forest_file_names_fit() -> None:
+    slug = slugify("word " * 200 + ".md", is_file=True)
+    assert 0 < len(slug) <= 80
+    assert not slug.endswith("-")
+
+
+@pytest.mark.parametrize(
+    ("rel", "is_dir", "expected"),
+    [
+        ("notes/Meeting 2026-03.md", False, "notes/meeting-2026-03"),
+        ("notes/Q1 2023", True, "notes/q1-2023/_index"),
+        ("", True, "_index"),
+        ("_index.md", False, "index"),
+        ("_meta/schema.md", False, "meta/schema"),
+        ("_derived/x.md", False, "derived/x"),
+    ],
+)
+def test_node_id_for(rel: str, is_dir: bool, expected: str) -> None:
+    assert node_id_for(rel, is_dir=is_dir) == expected
+
+
+def test_reserved_names_cannot_be_taken_by_a_file() -> None:
+    ids = assign_ids(["_index.md", "_meta/schema.md", "_notes.md", "sub/_index.md"])
+    for node_id in ids.values():
+        assert not any(segment.startswith("_") for segment in node_id.split("/")), node_id
+
+
+def test_colliding_files_get_plain_slug_for_first_rel_and_sha_suffix_for_others() -> None:
+    rels = ["report.txt", "Report.md", "REPORT.markdown", "notes/a.md"]
+    ids = assign_ids(rels)
+    # "REPORT.markdown" < "Report.md" < "report.txt" in plain str order
+    assert ids["REPORT.markdown"] == "report"
+    assert ids["Report.md"] == f"report-{sha6('Report.md')}"
+    assert ids["report.txt"] == f"report-{sha6('report.txt')}"
+    assert ids["notes/a.md"] == "notes/a"
+
+
+def test_collisions_are_settled_the_same_whatever_the_order() -> None:
+    rels = [
+        "Report.md", "report.txt", "REPORT.md", "a/Note.md", "a/note.txt", "A/note.md",
+        unicodedata.normalize("NFC", "café.md"), unicodedata.normalize("NFD", "café.md"), "cafe.md",
+        "x.md", "x-" + sha6("X.md") + ".md", "X.md",
+    ]
+    expected = assign_ids(rels)
+    rng = random.Random(7)
+    for _ in range(25):
+        shuffled = rels[:]
+        rng.shuffle(shuffled)
+        assert assign_ids(shuffled) == expected
+    assert len(set(expected.values())) == len(rels)
+
+
+def test_a_file_named_like_a_suffixed_id_keeps_its_plain_slug() -> None:
+    squatter = f"x-{sha6('X.md')}.md"
+    ids = assign_ids(["x.md", "X.md", squatter])
+    assert ids[squatter] == f"x-{sha6('X.md')}"
+    assert ids["X.md"] == "x"
+    assert ids["x.md"] not in (ids[squatter], ids["X.md"])  # longer suffix, still unique
+    assert ids["x.md"].startswith("x-")
+
+
+def test_nfc_and_nfd_twins_both_get_ids() -> None:
+    nfc, nfd = unicodedata.normalize("NFC", "Ré.md"), unicodedata.normalize("NFD", "Ré.md")
+    ids = assign_ids([nfd, nfc])
+    assert ids[min(nfc, nfd)] == "re"
+    assert ids[max(nfc, nfd)] == f"re-{sha6(max(nfc, nfd))}"
+
+
+def test_taken_ids_are_kept_and_never_reused() -> None:
+    # An earlier adopt gave "report" to Report.md, which is now gone, and a custom id to b.md.
+    taken = {"Report.md": "report", "b.md": "legacy/b-old"}
+    ids = assign_ids(["report.txt", "b.md", "legacy/b-old.md"], taken)
+    assert ids["b.md"] == "legacy/b-old"
+    assert ids["report.txt"] == f"report-{sha6('report.txt')}"
+    assert ids["legacy/b-old.md"] == f"legacy/b-old-{sha6('legacy/b-old.md')}"
+
+
+def test_colliding_directories_get_suffixed_and_files_follow_their_directory() -> None:
+    dirs = ["q1-2023", "Q1 2023", "Q1 2023/sub"]
+    dir_ids = assign_dir_ids(dirs)
+    assert dir_ids["Q1 2023"] == "q1-2023/_index"
+    assert dir_ids["q1-2023"] == f"q1-2023-{sha6('q1-2023')}/_index"
+    assert dir_ids["Q1 2023/sub"] == "q1-2023/sub/_index"
+    ids = assign_ids(["q1-2023/a.md", "Q1 2023/a.md"], dir_ids=dir_ids)
+    assert ids == {"Q1 2023/a.md": "q1-2023/a", "q1-2023/a.md": f"q1-2023-{sha6('q1-2023')}/a"}
+
+
+def test_directory_ids_do_not_depend_on_order_and_keep_taken() -> None:
+    dirs = ["B", "b", "b/C", "b/c", "B/c", "x y/z"]
+    expected = assign_dir_ids(dirs)
+    assert assign_dir_ids(list(reversed(dirs))) == expected
+    assert set(expected) == set(dirs) | {"x y"}  # missing parents are filled in
+    kept = assign_dir_ids(dirs, {"b": "bee/_index"})
+    assert kept["b"] == "bee/_index"
+    assert kept["b/C"] == "bee/c/_index"
+    assert kept["B"] == "b/_index"  # "b" now lives elsewhere, so "B" gets the plain slug
+
+
+def test_files_in_unlisted_directories_still_get_ids() -> None:
+    ids = assign_ids(["deep/er/file.md"], dir_ids={})
+    assert ids == {"deep/er/file.md": "deep/er/file"}

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from monkeyllm_gardener import hookspecs
+from monkeyllm_gardener.derive import derive_summary
+from monkeyllm_plugins import markdown_text
+from monkeyllm_plugins.markdown_text import MarkdownTextConverter
+
+convert = MarkdownTextConverter().convert
+
+
+def write(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+OBSIDIAN_NOTE = """---
+title: Falcon launch plan
+tags: [launch, "#q2", Planning]
+aliases:
+  - Falcon
+  - Project F
+author: Ana
+secret_key: hunter2
+---
+
+# Launch plan (heading)
+
+The board approved the Falcon rollout for Q2 2026.
+"""
+
+
+def test_source_frontmatter_fields_are_kept(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    assert result.kind == "markdown" and result.node_type == "note"
+    assert result.title == "Falcon launch plan"
+    assert dict(result.frontmatter) == {
+        "title": "Falcon launch plan",
+        "tags": ["launch", "q2", "Planning"],
+        "aliases": ["Falcon", "Project F"],
+    }
+    assert result.warnings == ()
+
+
+def test_other_frontmatter_keys_never_become_passport_keys_but_are_not_lost(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    assert "author" not in result.frontmatter and "secret_key" not in result.frontmatter
+    assert result.markdown.startswith("# Launch plan (heading)\n")
+    assert "```yaml\ntitle: Falcon launch plan\n" in result.markdown  # verbatim, fenced, at the end
+    assert "secret_key: hunter2\n```\n" in result.markdown
+
+
+def test_frontmatter_does_not_leak_into_the_summary(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    summary = derive_summary(result.markdown, title=result.title or "plan")
+    assert summary == "The board approved the Falcon rollout for Q2 2026."
+
+
+def test_frontmatter_only_note_falls_back_to_its_title(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "stub.md", "---\ntitle: Stub\ndate: 2026-03-01\n---\n"))
+    assert result.title == "Stub"
+    assert derive_summary(result.markdown, title=result.title) == 'Note titled "Stub".'
+
+
+def test_frontmatter_with_only_known_keys_leaves_a_clean_body(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "n.md", "---\ntags: a, b c\n---\nBody text.\n"))
+    assert result.markdown == "Body text.\n"
+    assert dict(result.frontmatter) == {"tags": ["a", "b", "c"]}
+    assert result.title is None
+
+
+def test_broken_yaml_frontmatter_stays_in_the_body_with_a_warning(tmp_path: Path) -> None:
+    text = "---\ntitle: [unclosed\n---\n\nReal text here.\n"
+    result = convert(write(tmp_path, "bad.md", text))
+    assert result.markdown == text
+    assert dict(result.frontmatter) == {}
+    (warning,) = result.warnings
+    assert "bad.md" in warning and "frontmatter" in warning and "\n" not in warning
+    assert "unclosed" not in warning  # never the file's content
+    assert derive_summary(result.markdown, title="bad") == "Real text here."
+
+
+def test_a_leading_rule_that_is_not_yaml_mapping_stays_in_the_body(tmp_path: Path) -> None:
+    text = "---\nJust prose between rules.\n---\nMore.\n"
+    result = convert(write(tmp_path, "rule.md", text))
+    assert result.markdown == text
+    assert result.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\ntitle: From FM\n---\n# From H1\n", "From FM"),
+        ("Intro\n\n# From H1\n", "From H1"),
+        ("## Only h2\n\ntext\n", None),
+        ("---\ntitle: 2024\n---\nx\n", "2024"),
+        ("---\ntitle: [a, b]\n---\n# H1\n", "H1"),  # a non-scalar title is ignored
+    ],
+)
+def test_title_rules(tmp_path: Path, text: str, expected: str | None) -> None:
+    assert convert(write(tmp_path, "t.md", text)).title == expected
+
+
+def test_latin1_file_is_decoded_with_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, "notes.md", "# Réunion\n\nLe café coûte 2 €.\n".encode("cp1252"))
+    result = convert(path)
+    assert result.title == "Réunion"
+    assert "Le café coûte 2 €." in result.markdown
+    (warning,) = result.warnings
+    assert "notes.md" in warning and "cp1252" in warning
+
+
+def test_utf8_bom_does_not_reach_the_title_or_body(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "bom.md", codecs.BOM_UTF8 + "# Título\n\nTexto.\n".encode("utf-8")))
+    assert result.title == "Título"
+    assert not result.markdown.startswith("\ufeff")
+    assert result.warnings == ()
+
+
+def test_bom_before_frontmatter_still_finds_it(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "bom.md", codecs.BOM_UTF8 + b"---\ntitle: BOM FM\n---\nBody.\n"))
+    assert result.title == "BOM FM"
+    assert result.markdown == "Body.\n"
+
+
+def test_utf16_text_file_is_decoded(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "log.txt", "Ligne une.\r\nLigne deux.\r\n".encode("utf-16")))
+    assert result.markdown == "Ligne une.\nLigne deux.\n"
+    assert result.warnings == ()
+
+
+def test_text_file_is_kept_verbatim(tmp_path: Path) -> None:
+    text = "---\ntitle: not parsed\n---\n# not a heading in a text file\n  indented   spacing kept\n"
+    result = convert(write(tmp_path, "raw.txt", text))
+    assert result.markdown == text
+    assert result.title is None
+    assert dict(result.frontmatter) == {}
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\n\t\n"])
+def test_empty_file_converts_to_an_empty_note_with_a_warning(tmp_path: Path, content: bytes) -> None:
+    result = convert(write(tmp_path, "empty.md", content))
+    assert result.kind == "markdown" and result.markdown == ""
+    (warning,) = result.warnings
+    assert "empty.md" in warning and "empty file" in warning
+
+
+def test_registers_as_generic_fallback_for_text_extensions() -> None:
+    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    manager.register(markdown_text)
+    registered: list[tuple[object, float]] = []
+    manager.hook.register_converters(register=lambda converter, priority=0.0: registered.append((converter, priority)))
+    ((converter, priority),) = registered
+    assert converter.name == "markdown"
+    assert set(converter.extensions) == {".md", ".markdown", ".txt", ".text"}
+    assert priority > 0.0  # any converter at the default priority goes first
