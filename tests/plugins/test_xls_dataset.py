@@ -1,0 +1,185 @@
+"""The built-in .xls converter: BIFF workbooks written with xlwt, rows asserted exactly."""
+from __future__ import annotations
+
+import datetime as dt
+import pickle
+import struct
+from pathlib import Path
+
+import openpyxl
+import pytest
+import xlrd
+import xlwt
+
+from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
+from monkeyllm_plugins.xls_dataset import XlsConverter
+
+DATE = xlwt.easyxf(num_format_str="YYYY-MM-DD")
+STAMP = xlwt.easyxf(num_format_str="YYYY-MM-DD HH:MM")
+CLOCK = xlwt.easyxf(num_format_str="HH:MM")
+BIFF8_BOF = b"\x09\x08\x10\x00\x00\x06\x05\x00"
+FILEPASS = 0x002F
+
+
+def write_book(path: Path, sheets: dict[str, list[list[object]]], *, dates_1904: bool = False) -> Path:
+    book = xlwt.Workbook()
+    book.dates_1904 = dates_1904
+    for title, rows in sheets.items():
+        sheet = book.add_sheet(title)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                if value is None:
+                    continue
+                if isinstance(value, dt.datetime):
+                    sheet.write(r, c, value, STAMP)
+                elif isinstance(value, dt.date):
+                    sheet.write(r, c, value, DATE)
+                elif isinstance(value, dt.time):
+                    sheet.write(r, c, value, CLOCK)
+                else:
+                    sheet.write(r, c, value)
+    book.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("dates_1904", [False, True], ids=["1900-system", "1904-system"])
+def test_dates_are_read_with_the_workbooks_own_date_system(tmp_path: Path, dates_1904: bool) -> None:
+    path = write_book(
+        tmp_path / "events.xls",
+        {"Events": [
+            ["name", "day", "at", "opens"],
+            ["launch", dt.date(2026, 1, 4), dt.datetime(2026, 1, 4, 9, 30), dt.time(8, 15)],
+            ["review", dt.date(1999, 12, 31), dt.datetime(2026, 3, 1, 0, 0), dt.time(17, 0)],
+        ]},
+        dates_1904=dates_1904,
+    )
+    assert xlrd.open_workbook(str(path)).datemode == int(dates_1904)  # the file really differs
+    conversion = XlsConverter().convert(path)
+    assert conversion.schema["events"]["columns"] == {"name": "TEXT", "day": "TEXT", "at": "TEXT", "opens": "TEXT"}
+    assert list(conversion.rows["events"]) == [
+        ("launch", "2026-01-04", "2026-01-04T09:30:00", "08:15:00"),
+        ("review", "1999-12-31", "2026-03-01T00:00:00", "17:00:00"),
+    ]
+    system = "1904" if dates_1904 else "1900"
+    assert f"Dates were read with the workbook's {system} date system." in conversion.manual_notes
+
+
+def test_numbers_booleans_and_text_keep_their_types(tmp_path: Path) -> None:
+    path = write_book(
+        tmp_path / "stock.xls",
+        {"Stock": [
+            ["sku", "count", "price", "active", "zip"],
+            ["A-1", 3, 2.5, True, "00501"],
+            ["A-2", 10, 4, False, "10001"],
+        ]},
+    )
+    conversion = XlsConverter().convert(path)
+    assert conversion.title == "stock"
+    assert conversion.schema["stock"]["columns"] == {
+        "sku": "TEXT", "count": "INTEGER", "price": "REAL", "active": "INTEGER", "zip": "TEXT",
+    }
+    assert list(conversion.rows["stock"]) == [("A-1", 3, 2.5, 1, "00501"), ("A-2", 10, 4.0, 0, "10001")]
+
+
+def test_headerless_values_are_kept_and_edges_trimmed(tmp_path: Path) -> None:
+    path = write_book(
+        tmp_path / "ragged.xls",
+        {"S": [
+            [],
+            [None, "who", None],
+            [None, "ann", "note"],
+            [],
+            [None, "bob", None],
+            [], [], [],
+        ]},
+    )
+    conversion = XlsConverter().convert(path)
+    assert conversion.schema["s"]["columns"] == {"who": "TEXT", "column_2": "TEXT"}
+    assert list(conversion.rows["s"]) == [("ann", "note"), ("bob", None)]
+
+
+def test_merged_range_keeps_its_value_in_the_top_left_cell(tmp_path: Path) -> None:
+    book = xlwt.Workbook()
+    sheet = book.add_sheet("Plan")
+    for c, header in enumerate(["team", "q1", "q2"]):
+        sheet.write(0, c, header)
+    sheet.write_merge(1, 2, 0, 0, "North")
+    for r, values in ((1, (10, 11)), (2, (12, 13))):
+        sheet.write(r, 1, values[0])
+        sheet.write(r, 2, values[1])
+    path = tmp_path / "plan.xls"
+    book.save(str(path))
+    conversion = XlsConverter().convert(path)
+    assert list(conversion.rows["plan"]) == [("North", 10, 11), (None, 12, 13)]
+    assert any("top-left cell" in note and "`plan` (1)" in note for note in conversion.manual_notes)
+
+
+def test_rows_stream_again_after_pickling(tmp_path: Path) -> None:
+    path = write_book(tmp_path / "n.xls", {"N": [["n"]] + [[i] for i in range(500)]})
+    rows = pickle.loads(pickle.dumps(XlsConverter().convert(path).rows["n"]))
+    assert list(rows) == list(rows) == [(i,) for i in range(500)]
+
+
+def test_encrypted_xls_is_reported_encrypted(tmp_path: Path) -> None:
+    path = write_book(tmp_path / "locked.xls", {"S": [["a"], [1]]})
+    data = bytearray(path.read_bytes())
+    # Turn the record after the workbook BOF into FILEPASS, as Excel writes for a password.
+    first_record = data.index(BIFF8_BOF) + len(BIFF8_BOF) + 12
+    struct.pack_into("<H", data, first_record, FILEPASS)
+    path.write_bytes(bytes(data))
+    with pytest.raises(UnsupportedFile) as error:
+        XlsConverter().convert(path)
+    assert str(error.value) == (
+        "locked.xls: encrypted (password-protected) workbook: remove the password and export again"
+    )
+
+
+def test_a_chart_sheet_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = write_book(tmp_path / "charts.xls", {"Data": [["a"], [1]], "Chart": [["x"], [2]]})
+    data = bytearray(path.read_bytes())
+    position, boundsheets = data.index(BIFF8_BOF), []
+    while True:  # walk the workbook globals to the second BOUNDSHEET record
+        code, length = struct.unpack_from("<HH", data, position)
+        if code == 0x0085:
+            boundsheets.append(position)
+        if code == 0x000A:  # EOF of the globals
+            break
+        position += 4 + length
+    data[boundsheets[1] + 4 + 5] = 0x02  # sheet type: chart
+    path.write_bytes(bytes(data))
+    conversion = XlsConverter().convert(path)
+    assert list(conversion.schema) == ["data"]
+    assert list(conversion.rows["data"]) == [(1,)]
+    assert conversion.warnings == ("charts.xls: 1 chart/macro sheet(s) have no cells: skipped",)
+
+
+def test_xlsx_renamed_xls_is_named(tmp_path: Path) -> None:
+    book = openpyxl.Workbook()
+    book.active.append(["a"])
+    path = tmp_path / "report.xls"
+    book.save(path)
+    with pytest.raises(UnsupportedFile, match=r"^report\.xls: this is an \.xlsx workbook renamed \.xls"):
+        XlsConverter().convert(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"", r"^e\.xls: empty file"),
+        (b"name,count\nann,3\n", r"^e\.xls: not a readable \.xls workbook \(unsupported format or corrupt file\)"),
+        (b"<html><table><tr><td>secret</td></tr></table></html>", r"^e\.xls: an HTML/XML page saved with an \.xls name"),
+    ],
+)
+def test_unreadable_files_fail_with_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "e.xls"
+    path.write_bytes(content)
+    with pytest.raises(ConversionError, match=expected) as error:
+        XlsConverter().convert(path)
+    assert "\n" not in str(error.value)
+    assert "ann" not in str(error.value) and "secret" not in str(error.value)  # no file content
+
+
+def test_workbook_without_data_fails(tmp_path: Path) -> None:
+    path = write_book(tmp_path / "none.xls", {"A": [], "B": [[None]]})
+    with pytest.raises(ConversionError, match=r"^none\.xls: workbook has no data"):
+        XlsConverter().convert(path)
