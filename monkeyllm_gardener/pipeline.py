@@ -281,15 +281,16 @@ class Gardener:
             return False
         result = prep.result
         assert result is not None
+        name = task.file.path.name
         for line in result.fallbacks:
-            report.warnings.append(f"{rel}: {line}")
+            report.warnings.append(f"{rel}: {_tidy(line, name)}")
         if result.unsupported:
             report.unsupported.append(f"{rel}: {result.unsupported}")
             return False
         if result.error or result.conversion is None:
-            report.errors.append(f"{rel}: {result.error}")
+            report.errors.append(f"{rel}: {_tidy(str(result.error), name)}")
             return False
-        report.warnings += [f"{rel}: {w}" for w in result.conversion.warnings]
+        report.warnings += [f"{rel}: {_tidy(w, name)}" for w in result.conversion.warnings]
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
         try:
             ready.fields, ready.body_text = self._node_fields(vine, task, prep, result.conversion, source)
@@ -335,7 +336,10 @@ class Gardener:
         elif conv.media is not None:
             fields["type"] = conv.node_type or "media"
             body = render_media_body(title, conv.media, prep.description)
-            summary = summary_for_media(title, media_line(conv.media), kind=conv.media.kind)
+            line = media_line(conv.media)
+            # the summary carries the facts in the line's parentheses, not its "Media file" preamble
+            facts = line[line.find("(") + 1:line.rfind(")")] if "(" in line else line
+            summary = summary_for_media(title, facts, kind=conv.media.kind)
             slug = task.node_id.rsplit("/", 1)[-1]
             fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}",
                           payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))
@@ -489,6 +493,16 @@ class Gardener:
 
 
 # -- helpers -----------------------------------------------------------------------------
+def _tidy(line: str, name: str) -> str:
+    """Report lines already start with the file's path: drop the file name that
+    converters and the host repeat (``xlsx failed on a.xlsx: a.xlsx: corrupt``)."""
+    line = line.replace(f" failed on {name}: ", " failed: ", 1)
+    for lead in (f"{name}: ", f"failed: {name}: "):
+        if line.startswith(lead):
+            line = line[len(lead):] if lead == f"{name}: " else "failed: " + line[len(lead):]
+    return line.replace(f" failed: {name}: ", " failed: ", 1)
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, VineError):
         return exc.one_line()
