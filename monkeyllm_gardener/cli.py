@@ -51,11 +51,12 @@ def _curator(args: argparse.Namespace, forest: Path) -> Any:
     from .curator import Curator, CuratorConfigError, CuratorSettings
     try:
         settings = CuratorSettings.from_env(os.environ)
+        config = GardenerConfig.load(forest)
+        curator = Curator(settings, directives=config.directives, default_tags=config.default_tags)
+        curator.start()
     except CuratorConfigError as exc:
-        raise UsageError(str(exc), "Set MONKEYLLM_LLM_ENDPOINT, or run without --curate.") from None
-    config = GardenerConfig.load(forest)
-    curator = Curator(settings, directives=config.directives, default_tags=config.default_tags)
-    curator.start()
+        # checked before any file is touched
+        raise UsageError(str(exc), "Set the MONKEYLLM_LLM_* variables, or run without --curate.") from None
     return curator
 
 

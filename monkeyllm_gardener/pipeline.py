@@ -397,7 +397,7 @@ class Gardener:
                           for c in found if not c["id"].startswith("_meta/")][:8]
             requests.append(CurationRequest(
                 node_id=fields["id"], node_type=fields["type"], title=fields["title"],
-                text=ready.body_text, derived_summary=fields["summary"],
+                text=_curation_text(ready), derived_summary=fields["summary"],
                 tags=list(fields.get("tags") or []), candidates=candidates))
         outcomes = {}
         for outcome in curator.curate_many(requests):
@@ -508,6 +508,19 @@ def _one_line(exc: BaseException) -> str:
         return exc.one_line()
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def _curation_text(ready: _Ready) -> str:
+    """What the model reads: the body, plus for a dataset its tables and columns
+    (its map is generated at plant time, after curation)."""
+    fields = ready.fields
+    text = ready.body_text
+    if fields.get("type") == "dataset":
+        text = f"{text.rstrip()}\n\n{fields['summary']}\n"
+        notes = fields.get("manual_notes") or []
+        if notes:
+            text += "\n".join(notes) + "\n"
+    return text
 
 
 def _clean_title(value: Any) -> str | None:
