@@ -146,6 +146,7 @@ class Gardener:
         if curator is not None:
             report.curation_model = curator.model
             report.curation = curator.stats()
+            report.warnings += [f"curation: {p}" for p in curator.problems]
 
     # -- reconcile ----------------------------------------------------------------
     def _reconcile(self, vine: Vine, source: Path, dest: str, report: Report, *, curator: Any,
