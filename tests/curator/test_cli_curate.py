@@ -1,0 +1,147 @@
+"""`vine adopt --curate` through the real CLI against a real OpenAI-compatible
+server on 127.0.0.1 (the scripted one): the report, the planted summaries and the
+closed-list links."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, json_reply, message_text
+
+REPO = Path(__file__).resolve().parents[2]
+VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+STAT_KEYS = ["llm_summaries", "fallbacks", "retries", "skipped", "links_proposed", "proposal_fallbacks",
+             "branch_rollups", "branch_fallbacks", "transport_errors", "rejected", "repaired"]
+_ISO = re.compile(r"\b(20\d\d)-(\d\d)-\d\d\b")
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December"]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "gitconfig").touch()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
+           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "MONKEYLLM_LLM_CONCURRENCY": "4"}
+    env.update(extra)
+    return env
+
+
+def _vine(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*VINE, *args], env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+def _model_reply(request: dict) -> dict:
+    """A well-behaved model: a dated summary naming the node, the first candidate as
+    a link, and one invented id that the Curator must drop."""
+    text = message_text(request)
+    if "Entry lines" in text or "entry lines" in text:
+        return json_reply(summary="Folder of exported files from the 2026 operations export.")
+    title = re.search(r"^Title: (.+)$", text, re.M)
+    content = text.split("Content:", 1)[-1]
+    date = _ISO.search(content)
+    when = f" from {_MONTHS[int(date.group(2)) - 1]} {date.group(1)}" if date else ""
+    candidates = re.findall(r"^- ([a-z0-9][a-z0-9/_-]*) \u2014 ", text, re.M)
+    summary = f"Curated record of {title.group(1) if title else 'a node'}{when}."
+    return json_reply(summary=summary, tags=["Operações", "export"], links=candidates[:1] + ["invented/node"])
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    env = _env(tmp_path)
+    forest = tmp_path / "forest"
+    assert _vine(env, "init", "--forest", str(forest), "--title", "Ops brain").returncode == 0
+    (forest / "_meta" / "gardener.yaml").write_text(yaml.safe_dump({"curation": {"default_tags": ["internal"]}}))
+    return forest
+
+
+def test_curated_adopt_of_the_fixtures_reports_model_and_counters(tmp_path: Path, forest: Path) -> None:
+    with ScriptedOpenAIServer(responder=_model_reply, models=["served-model"]) as server:
+        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        result = _vine(env, "adopt", str(REPO / "fixtures" / "export"), "--forest", str(forest), "--curate",
+                       "--jobs", "2")
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout + result.stderr  # the fixture's broken xlsx
+    assert lines[0] == "curation model: served-model"
+    assert lines[-1].startswith("curation: {")
+    stats = eval(lines[-1][len("curation: "):], {})  # the seed prints a Python dict
+    assert list(stats) == STAT_KEYS
+    assert stats["llm_summaries"] >= 5
+    assert stats["proposal_fallbacks"] >= 1  # the invented id, every time
+    assert any(line.startswith("rollup: ") and "branch(es) rolled" in line for line in lines)
+
+    falcon = (forest / "notes" / "falcon-launch.md").read_text()
+    fm = yaml.safe_load(falcon.split("---\n")[1])
+    assert fm["summary"].startswith("Curated record of ")
+    assert fm["summary_source"] == "curated"
+    assert "internal" in fm["tags"] and "operacoes" in fm["tags"]  # accents folded, not dropped
+    for link in fm.get("links", []):
+        assert link["rel"] == "related-to" and link["confidence"] == 0.3
+        assert link["target"] != "invented/node" and (forest / f"{link['target']}.md").exists()
+    # nothing broke the forest
+    check = _vine(_env(tmp_path), "validate", "--forest", str(forest))
+    assert check.returncode == 0, check.stdout
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=forest, capture_output=True, text=True).stdout == ""
+
+
+def test_curate_without_an_endpoint_fails_before_any_file_is_touched(tmp_path: Path, forest: Path) -> None:
+    before = subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout
+    config_before = (forest / "_meta" / "gardener.yaml").read_text()
+    result = _vine(_env(tmp_path), "adopt", str(REPO / "fixtures" / "export"), "--forest", str(forest), "--curate")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "MONKEYLLM_LLM_ENDPOINT" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout == before
+    assert (forest / "_meta" / "gardener.yaml").read_text() == config_before
+
+
+def test_a_dead_endpoint_never_blocks_the_batch(tmp_path: Path, forest: Path) -> None:
+    with ScriptedOpenAIServer(default_reply=(500, {"error": {"message": "boom"}})) as server:
+        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url, MONKEYLLM_LLM_MODEL="m",
+                   MONKEYLLM_LLM_RETRIES="1")
+        source = tmp_path / "export"
+        source.mkdir()
+        for i in range(6):
+            (source / f"note-{i}.md").write_text(f"# Note {i}\n\nThe note number {i} of the export.\n")
+        result = _vine(env, "adopt", str(source), "--forest", str(forest), "--curate", "--json")
+    assert result.returncode == 0, result.stderr
+    import json
+    report = json.loads(result.stdout)
+    assert len(report["planted"]) == 6
+    assert report["curation"]["transport_errors"] >= 1
+    assert report["curation"]["llm_summaries"] == 0
+    for i in range(6):
+        text = (forest / f"note-{i}.md").read_text()
+        assert f"summary: The note number {i} of the export." in text  # the derived summary stands
+
+
+def test_curated_summary_survives_a_sync_and_rollup_skips_unchanged_branches(tmp_path: Path, forest: Path) -> None:
+    source = tmp_path / "export"
+    (source / "plans").mkdir(parents=True)
+    (source / "plans" / "q2.md").write_text("# Q2 plan\n\nThe plan for the second quarter, written 2026-04-02.\n")
+    with ScriptedOpenAIServer(responder=_model_reply, models=["m"]) as server:
+        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        assert _vine(env, "adopt", str(source), "--forest", str(forest), "--curate").returncode == 0
+        curated = (forest / "plans" / "q2.md").read_text()
+        assert "summary: Curated record of Q2 plan from April 2026." in curated
+        branch = (forest / "plans" / "_index.md").read_text()
+        assert "> Folder of exported files from the 2026 operations export." in branch  # the model's rollup
+        # the body changes; without --curate the curated summary is kept, the body refreshed
+        (source / "plans" / "q2.md").write_text("# Q2 plan\n\nRevised plan for the quarter, 2026-04-20.\n")
+        assert _vine(env, "sync", "--forest", str(forest)).returncode == 0
+        synced = (forest / "plans" / "q2.md").read_text()
+        assert "summary: Curated record of Q2 plan from April 2026." in synced
+        assert "Revised plan for the quarter" in synced
+        # a second model rollup: the branch's children are unchanged since the last one
+        requests_before = len(server.requests)
+        rolled = _vine(env, "rollup", "--forest", str(forest), "--curate")
+        assert rolled.returncode == 0, rolled.stderr
+        assert "rollup: 0 branch(es) rolled" in rolled.stdout
+        assert len(server.requests) == requests_before
