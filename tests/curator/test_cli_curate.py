@@ -43,7 +43,7 @@ def _model_reply(request: dict) -> dict:
     a link, and one invented id that the Curator must drop."""
     text = message_text(request)
     if "Entry lines" in text or "entry lines" in text:
-        return json_reply(summary="Folder of exported files from the 2026 operations export.")
+        return json_reply(summary="Folder of exported plans from April 2026.")
     title = re.search(r"^Title: (.+)$", text, re.M)
     content = text.split("Content:", 1)[-1]
     date = _ISO.search(content)
@@ -132,7 +132,7 @@ def test_curated_summary_survives_a_sync_and_rollup_skips_unchanged_branches(tmp
         curated = (forest / "plans" / "q2.md").read_text()
         assert "summary: Curated record of Q2 plan from April 2026." in curated
         branch = (forest / "plans" / "_index.md").read_text()
-        assert "> Folder of exported files from the 2026 operations export." in branch  # the model's rollup
+        assert "> Folder of exported plans from April 2026." in branch  # the model's rollup
         # the body changes; without --curate the curated summary is kept, the body refreshed
         (source / "plans" / "q2.md").write_text("# Q2 plan\n\nRevised plan for the quarter, 2026-04-20.\n")
         assert _vine(env, "sync", "--forest", str(forest)).returncode == 0
