@@ -24,7 +24,7 @@ from monkeyllm_core.rules import check_summary, parent_of
 
 from .config import GardenerConfig
 from .conversion import Conversion
-from .host import ALLOW_LIST_ENV, ConvertResult, HostSpec, host_from_spec
+from .host import ALLOW_LIST_ENV, ConvertResult, HostSpec, extension_candidates, host_from_spec
 from .report import Report
 from .walk import SourceFile, walk_source
 
@@ -173,7 +173,7 @@ class Gardener:
         add_dest = (lambda node_id: f"{dest}/{node_id}" if dest else node_id)
 
         self._plant_branches(vine, source, dest, walk.dirs, {d: add_dest(i) for d, i in dir_ids.items()},
-                             report, dry_run=dry_run, in_scope=in_scope)
+                             report, dry_run=dry_run, in_scope=in_scope, scope=scope)
 
         tasks: list[_Task] = []
         for f in files:
@@ -196,6 +196,11 @@ class Gardener:
 
         if dry_run:
             for task in tasks:
+                # a file no converter claims would not be planted: say so instead of "plant"
+                claimed = any(self.host.claimants(ext) for ext in extension_candidates(task.file.path.name))
+                if task.existing is None and not claimed:
+                    report.plan.append(f"unsupported {task.file.rel}: no converter claims it")
+                    continue
                 verb = "refresh" if task.existing else "plant"
                 report.plan.append(f"{verb} {task.node_id} <- {task.file.rel}")
             return
@@ -212,13 +217,18 @@ class Gardener:
 
     def _plant_branches(self, vine: Vine, source: Path, dest: str, dirs: Sequence[str],
                         dir_ids: Mapping[str, str], report: Report, *, dry_run: bool,
-                        in_scope: Callable[[str], bool]) -> None:
+                        in_scope: Callable[[str], bool], scope: str = "") -> None:
         from .derive import cut_at_word
+
+        def in_scope_parent(rel: str) -> bool:
+            return bool(scope) and scope.startswith(rel + "/")
+
         chain = []
         parts = dest.split("/") if dest else []
         for i in range(len(parts)):
             chain.append(("/".join(parts[:i + 1]) + "/_index", None))
-        chain += [(dir_ids[d], d) for d in dirs if in_scope(d) or any(in_scope(x) for x in (d,))]
+        # with --path, the folders above the scope are needed too (as parents)
+        chain += [(dir_ids[d], d) for d in dirs if in_scope(d) or in_scope_parent(d)]
         for branch_id, rel in chain:
             if vine.exists(branch_id):
                 continue
