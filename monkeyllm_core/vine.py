@@ -137,8 +137,10 @@ class Vine:
         self._closed = True
         try:
             if self._committer is not None:
-                self.flush()
-                self._committer.close()
+                try:
+                    self.flush()
+                finally:  # a failed flush must not leave fast-import running
+                    self._committer.close()
         finally:
             self.catalog.close()
             if self._lock is not None:
@@ -223,6 +225,11 @@ class Vine:
     def _apply(self, txn: _Txn, message: str) -> str:
         """Write, catalog and commit txn, or undo every part of it."""
         assert self._committer is not None
+        binaries = [rel for rel in txn.files if not rel.endswith(".md")]
+        if binaries:
+            # payloads live beside their passports, referenced by hash, never in git
+            raise VineError("E_FRONTMATTER", f"refusing to commit non-markdown file(s): {', '.join(binaries)}",
+                            "Only markdown nodes are committed; payloads stay out of git.")
         journal_at = self._journal({
             "files": sorted(txn.files),
             "new_payloads": [str(p.relative_to(self.root)) for p in txn.new_payloads],
