@@ -107,11 +107,13 @@ class Gardener:
         source = Path(source).resolve()
         dest = dest.strip("/")
         report = Report(dry_run=dry_run)
-        if not dry_run:
-            # recorded before the first file: an interrupted adopt is finished by sync
-            self.config.record_source(source, dest)
+        # recorded once the walk has accepted the source and before the first file: an
+        # interrupted adopt is finished by sync, and a refused source (the forest inside
+        # it) is never recorded, so it cannot break every later `vine sync`
+        record = None if dry_run else (lambda: self.config.record_source(source, dest))
         with Vine(self.forest, writable=not dry_run) as vine:
-            self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, jobs=jobs)
+            self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, jobs=jobs,
+                            on_walked=record)
             if curator is not None and not dry_run:
                 from .rollup import rollup_forest
                 report.rollup = rollup_forest(vine, curator=curator, only_ingest=True)
@@ -150,12 +152,15 @@ class Gardener:
 
     # -- reconcile ----------------------------------------------------------------
     def _reconcile(self, vine: Vine, source: Path, dest: str, report: Report, *, curator: Any,
-                   dry_run: bool, jobs: int | None, only_path: str | None = None) -> None:
+                   dry_run: bool, jobs: int | None, only_path: str | None = None,
+                   on_walked: Callable[[], None] | None = None) -> None:
         from .slugs import assign_dir_ids, assign_ids
         if not source.is_dir():
             raise VineError("E_NOT_FOUND", f"source {source} is not a folder",
                             "Pass the export folder to adopt.")
         walk = walk_source(source, forest=self.forest, ignore=self.config.ignore)
+        if on_walked is not None:
+            on_walked()
         report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped]
         scope = (only_path or "").strip("/")
         in_scope = (lambda rel: not scope or rel == scope or rel.startswith(scope + "/"))

@@ -1,0 +1,90 @@
+"""`vine rollup` end to end: deterministic branch summaries, bottom-up, idempotent."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+ROLLUP_LINE = re.compile(r"^rollup: (\d+) branch\(es\) rolled, (\d+) fallback\(s\), (\d+) skipped$")
+
+
+def rollup(vine: Any, forest: Path, *extra: str) -> tuple[int, int, int]:
+    result = vine("rollup", "--forest", forest, *extra)
+    assert result.returncode == 0, result.describe()
+    match = ROLLUP_LINE.match(result.stdout.strip())
+    assert match, result.describe()
+    return tuple(int(n) for n in match.groups())  # type: ignore[return-value]
+
+
+def branches(cli: Any, forest: Path) -> list[str]:
+    return sorted(i for i in cli.node_ids(forest) if i.endswith("_index"))
+
+
+def parent_of(branch_id: str) -> str:
+    parts = branch_id.split("/")[:-2]
+    return "/".join(parts + ["_index"]) if parts else "_index"
+
+
+def test_rollup_summarises_ingest_branches_and_everything_agrees(vine: Any, cli: Any, forest: Path,
+                                                                 rich_export: Path) -> None:
+    cli.write(rich_export / "empty-folder/.DS_Store", b"junk")  # a branch with no children
+    vine.adopt(rich_export, forest, expect=1)
+    before = {b: cli.node(forest, b)["summary"] for b in branches(cli, forest)}
+    rolled, fallbacks, skipped = rollup(vine, forest)
+    # every ingest branch with children; skipped: the master index (manual), misc/ (nothing
+    # planted in it: one unsupported file, one failure) and the empty folder
+    assert (rolled, fallbacks, skipped) == (4, 0, 3)
+    assert cli.commit_messages(forest)[0].startswith("gardener(rollup): ")
+    for branch in branches(cli, forest):
+        fm, text = cli.node(forest, branch), cli.body(forest, branch)
+        assert f"\n> {fm['summary']}\n" in text, branch
+        parent_text = (forest / f"{parent_of(branch)}.md").read_text(encoding="utf-8")
+        assert f"- [[{branch}]] — {fm['summary']} {fm['coverage']}." in parent_text, branch
+        if branch in ("empty-folder/_index", "misc/_index"):
+            assert fm["summary"] == before[branch], branch  # an empty region keeps its template
+        else:
+            assert fm["summary"] != before[branch], branch
+    # bottom-up: notes/_index names its sub-branch by the title the rollup read
+    assert "archive" in cli.node(forest, "notes/_index")["summary"]
+    vine.assert_consistent(forest)
+
+
+def test_a_second_rollup_changes_nothing(vine: Any, cli: Any, forest: Path, rich_export: Path) -> None:
+    vine.adopt(rich_export, forest, expect=1)
+    rollup(vine, forest)
+    commits, files = cli.commit_count(forest), cli.snapshot(forest)
+    rolled, fallbacks, _ = rollup(vine, forest)
+    assert (rolled, fallbacks) == (0, 0)
+    assert cli.commit_count(forest) == commits and cli.snapshot(forest) == files
+    vine.assert_consistent(forest)
+
+
+def test_rollup_is_deterministic_across_forests(vine: Any, cli: Any, tmp_path: Path, rich_export: Path) -> None:
+    texts = []
+    for name in ("one", "two"):
+        forest = vine.init(tmp_path / name)
+        vine.adopt(rich_export, forest, expect=1)
+        rollup(vine, forest)
+        texts.append({b: (forest / f"{b}.md").read_bytes() for b in branches(cli, forest)})
+    assert texts[0] == texts[1]
+
+
+def test_rollup_after_a_sync_rewrites_only_the_changed_branch(vine: Any, cli: Any, forest: Path,
+                                                               rich_export: Path) -> None:
+    vine.adopt(rich_export, forest, expect=1)
+    rollup(vine, forest)
+    cli.write_png(rich_export / "media/chart.png")
+    vine.sync(forest, expect=1)
+    rolled, _, _ = rollup(vine, forest)
+    assert rolled == 1
+    assert "chart" in cli.node(forest, "media/_index")["summary"]
+    vine.assert_consistent(forest)
+
+
+def test_rollup_all_includes_the_master_index(vine: Any, cli: Any, forest: Path, rich_export: Path) -> None:
+    vine.adopt(rich_export, forest, expect=1)
+    rolled, _, skipped = rollup(vine, forest, "--all")
+    assert (rolled, skipped) == (5, 1)  # misc/ is still empty
+    master = cli.node(forest, "_index")
+    assert f"\n> {master['summary']}\n" in cli.body(forest, "_index")
+    vine.assert_consistent(forest)
