@@ -44,10 +44,15 @@ class Prepared:
     problems: tuple[str, ...] = ()
     read_error: str | None = None
     unchanged: bool = False  # the hash matched the forest's: nothing to convert
+    dataset_db: str | None = None  # a dataset loaded by the worker, to be moved into place
+    row_counts: Mapping[str, int] | None = None
 
 
-def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None) -> Prepared:
-    """Hash and convert one file; pure, so it runs in a worker process."""
+def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
+                 tmp_dir: str | None = None) -> Prepared:
+    """Hash and convert one file, and load a dataset's rows into a new SQLite file
+    under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
+    runs in a worker process and the main process only moves the file in place."""
     try:
         digest = sha256_file(path)
     except OSError as exc:
@@ -62,6 +67,21 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None) ->
     if conv is not None and conv.media is not None and host.describers(conv.media.kind):
         description, found = host.describe(path, conv.media)
         problems = tuple(found)
+    if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
+        import dataclasses
+        import tempfile
+        from monkeyllm_core.dataset import create_dataset
+        fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
+        os.close(fd)
+        os.unlink(name)  # create_dataset refuses an existing file
+        try:
+            counts = create_dataset(name, conv.schema, conv.rows)
+        except Exception as exc:
+            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {_one_line(exc)}")
+        # the rows are in the file now: do not send the row sources back
+        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        dataset_db=name, row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
 
 
@@ -253,10 +273,15 @@ class Gardener:
         """Worker results in walk order, with a bounded number in flight."""
         jobs = jobs or os.cpu_count() or 1
         total = len(tasks)
+        tmp_dir = str(self.forest / TMP_DIR)
+        # leftovers of a killed run (we hold the writer lock, so nobody else uses them)
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        os.makedirs(tmp_dir, exist_ok=True)
         if jobs <= 1 or total <= 1:
             for i, task in enumerate(tasks):
                 self._tick(i, total)
-                yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash))
+                yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
+                                                tmp_dir))
             return
         import multiprocessing
         ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
@@ -267,7 +292,8 @@ class Gardener:
             for i, task in enumerate(tasks):
                 while nxt < total and nxt < i + window:
                     t = tasks[nxt]
-                    futures.append(pool.submit(prepare_file, self.spec, str(t.file.path), t.file.rel, t.known_hash))
+                    futures.append(pool.submit(prepare_file, self.spec, str(t.file.path), t.file.rel, t.known_hash,
+                                               tmp_dir))
                     nxt += 1
                 self._tick(i, total)
                 try:
@@ -312,6 +338,8 @@ class Gardener:
             ready.fields, ready.body_text = self._node_fields(vine, task, prep, result.conversion, source)
         except Exception as exc:
             report.errors.append(f"{rel}: {_one_line(exc)}")
+            if prep.dataset_db:
+                Path(prep.dataset_db).unlink(missing_ok=True)
             return False
         return True
 
@@ -332,10 +360,13 @@ class Gardener:
             kind_hint = fields["type"]
             summary = derive_summary(body, title=title, kind_hint=kind_hint)
         elif conv.kind == "dataset":
-            from monkeyllm_core.dataset import create_dataset
             fields["type"] = "dataset"
-            tmp = self._tmp_path(vine, ".db")
-            counts = create_dataset(tmp, conv.schema, conv.rows)
+            if prep.dataset_db is not None:
+                tmp, counts = Path(prep.dataset_db), dict(prep.row_counts or {})
+            else:  # a conversion made without a worker stage: load it here
+                from monkeyllm_core.dataset import create_dataset
+                tmp = self._tmp_path(vine, ".db")
+                counts = create_dataset(tmp, conv.schema, conv.rows)
             columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
             summary = summary_for_dataset(title, counts, columns)
             fields.update(payload_source=str(tmp), payload_move=True, payload_type="sqlite",
