@@ -16,7 +16,7 @@ from .dialect import Dialect
 from .rules import is_branch_id, parent_of
 
 CATALOG_PATH = "_derived/catalog.db"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -64,8 +64,21 @@ class Catalog:
             # Disposable: a crash costs a `vine reindex`, never knowledge.
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=OFF")
+            self._drop_if_other_version()
             self.db.executescript(_DDL)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+
+    def _drop_if_other_version(self) -> None:
+        """A catalog from another layout is rebuilt (it is derived; the missing
+        head row makes the next writable open reindex from the files)."""
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return  # a new, empty catalog
+        if row is not None and row[0] == SCHEMA_VERSION:
+            return
+        for table in ("meta", "nodes", "edges", "nodes_fts"):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
 
     def close(self) -> None:
         self.db.close()
@@ -102,11 +115,15 @@ class Catalog:
         }
         cols = ", ".join(NODE_COLUMNS)
         marks = ", ".join(f":{c}" for c in NODE_COLUMNS)
-        self.db.execute(f"INSERT OR REPLACE INTO nodes ({cols}) VALUES ({marks})", row)
-        self.db.execute("DELETE FROM nodes_fts WHERE id = ?", (node_id,))
+        # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
+        # delete by id would scan the whole index on every write (O(forest size))
+        old = self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        if old is not None:
+            self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (old[0],))
+        rowid = self.db.execute(f"INSERT OR REPLACE INTO nodes ({cols}) VALUES ({marks})", row).lastrowid
         self.db.execute(
-            "INSERT INTO nodes_fts (id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?)",
-            (node_id, row["title"], " ".join(aliases), " ".join(tags), row["summary"]),
+            "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?, ?)",
+            (rowid, node_id, row["title"], " ".join(aliases), " ".join(tags), row["summary"]),
         )
         self.set_edges(node_id, fm.get("links") or [], dialect)
 

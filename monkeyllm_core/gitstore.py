@@ -83,6 +83,12 @@ class Committer:
     ``commit(message, changes)`` takes ``{path: bytes | None}`` (None deletes) and
     returns the new commit's sha. ``checkpoint()`` makes every commit so far visible
     (branch ref moved, index updated); ``close()`` checkpoints and stops.
+
+    If fast-import dies (killed, disk full) its un-checkpointed commits die with
+    it. The committer keeps the latest bytes of every path committed since the
+    last checkpoint, so the next commit (or checkpoint) starts a new fast-import
+    and first re-commits them in one stated ``vine(recover)`` commit: a write that
+    was reported committed is never silently dropped.
     """
 
     def __init__(self, root: Path) -> None:
@@ -93,10 +99,11 @@ class Committer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._parent: str | None = None  # sha or ":mark" of the last commit
         self._mark = 0
-        self._pending_index: dict[str, str | None] = {}  # path -> blob sha (None: deleted)
+        self._unsaved: dict[str, bytes | None] = {}  # path -> bytes since the last checkpoint (None: deleted)
+        self._lost_commits = 0  # commits acknowledged by a fast-import that died before its checkpoint
         self.commits_since_checkpoint = 0
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def _ensure_running(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
             self._parent = head_commit(self.root)
             self._proc = subprocess.Popen(
@@ -104,11 +111,20 @@ class Committer:
                 cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
+            if self._lost_commits:
+                paths = "\n".join(sorted(self._unsaved))
+                self._send(f"vine(recover): re-commit {self._lost_commits} write(s) lost when git "
+                           f"fast-import stopped\n\n{paths}", dict(self._unsaved))
+                self._lost_commits = 0
         return self._proc
 
     def commit(self, message: str, changes: dict[str, bytes | None]) -> str:
-        proc = self._start()
-        assert proc.stdin is not None and proc.stdout is not None
+        self._ensure_running()
+        return self._send(message, changes)
+
+    def _send(self, message: str, changes: dict[str, bytes | None]) -> str:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
         self._mark += 1
         msg = message.encode()
         buf = bytearray()
@@ -131,12 +147,22 @@ class Committer:
         except (BrokenPipeError, OSError):
             sha = ""
         if len(sha) != 40:
-            raise GitError(f"git fast-import refused the commit: {self._stderr()}")
+            detail = self._stop_dead()
+            raise GitError(f"git fast-import refused the commit: {detail}")
         self._parent = f":{self._mark}"
-        for path, data in changes.items():
-            self._pending_index[path] = None if data is None else blob_sha(data)
+        self._unsaved.update(changes)
         self.commits_since_checkpoint += 1
         return sha
+
+    def _stop_dead(self) -> str:
+        """Stop a failed fast-import; its un-checkpointed commits are redone on restart."""
+        detail = self._stderr()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.wait()
+        self._lost_commits += self.commits_since_checkpoint
+        self.commits_since_checkpoint = 0
+        return detail
 
     def _stderr(self) -> str:
         if self._proc is None or self._proc.stderr is None:
@@ -149,47 +175,55 @@ class Committer:
 
     def checkpoint(self) -> None:
         """Move the branch ref to the last commit and sync the index with it."""
+        if self._proc is None and self._lost_commits:
+            self._ensure_running()
         if self._proc is None or self.commits_since_checkpoint == 0:
             return
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(b"checkpoint\nprogress checkpointed\n")
-        proc.stdin.flush()
-        line = proc.stdout.readline().decode().strip()
+        try:
+            proc.stdin.write(b"checkpoint\nprogress checkpointed\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline().decode().strip()
+        except (BrokenPipeError, OSError):
+            line = ""
         if line != "progress checkpointed":
-            raise GitError(f"git fast-import checkpoint failed: {self._stderr()}")
+            detail = self._stop_dead()
+            raise GitError(f"git fast-import checkpoint failed: {detail}")
         self._update_index()
         self.commits_since_checkpoint = 0
 
     def _update_index(self) -> None:
-        if not self._pending_index:
+        if not self._unsaved:
             return
         lines = []
-        for path, sha in self._pending_index.items():
-            if sha is None:
+        for path, data in self._unsaved.items():
+            if data is None:
                 lines.append(f"0 {ZERO_SHA}\t{path}")
             else:
-                lines.append(f"100644 {sha}\t{path}")
+                lines.append(f"100644 {blob_sha(data)}\t{path}")
         run_git(self.root, "update-index", "-z", "--index-info",
                 input=("\0".join(lines) + "\0").encode())
         # refresh stat data of what we wrote so `git status` does not re-hash it
         run_git(self.root, "update-index", "-q", "--refresh", check=False)
-        self._pending_index.clear()
+        self._unsaved.clear()
 
     def close(self) -> None:
+        """Checkpoint and stop (a fast-import that already died is not retried here)."""
         if self._proc is None:
             return
         try:
             self.checkpoint()
         finally:
             proc, self._proc = self._proc, None
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(b"done\n")
-                proc.stdin.close()
-            except OSError:
-                pass
-            proc.wait()
+            if proc is not None:
+                try:
+                    assert proc.stdin is not None
+                    proc.stdin.write(b"done\n")
+                    proc.stdin.close()
+                except OSError:
+                    pass
+                proc.wait()
 
     def abort(self) -> None:
         """Stop without moving the ref (used when the session is being torn down)."""

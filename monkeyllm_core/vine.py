@@ -59,6 +59,22 @@ class _Txn:
     nodes: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     new_payloads: list[Path] = field(default_factory=list)
     replaced_payloads: list[tuple[Path, Path]] = field(default_factory=list)  # (payload, backup)
+    journal_at: int | None = None  # offset of this write's first journal line
+
+    def claim_payload(self, new: Path | None = None, replaced: tuple[Path, Path] | None = None) -> None:
+        """Journal a payload before it is created or moved aside, so a kill -9
+        mid-birth leaves no orphan .db (the next open deletes or restores it)."""
+        root = self.vine.root
+        entry = {"files": [], "new_payloads": [], "replaced_payloads": []}
+        if new is not None:
+            self.new_payloads.append(new)
+            entry["new_payloads"].append(str(new.relative_to(root)))
+        if replaced is not None:
+            self.replaced_payloads.append(replaced)
+            entry["replaced_payloads"].append([str(p.relative_to(root)) for p in replaced])
+        at = self.vine._journal(entry)
+        if self.journal_at is None:
+            self.journal_at = at
 
     def read(self, rel: str) -> str | None:
         if rel in self.files:
@@ -255,13 +271,19 @@ class Vine:
                     self._write_file(rel, text)
                 self._text_cache.pop(rel, None)
             self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
-            with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
-                fh.truncate(journal_at)
+            self._forget_journal(journal_at if txn.journal_at is None else txn.journal_at)
             raise
         self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
         if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
             self.flush()
         return sha
+
+    def _forget_journal(self, offset: int | None) -> None:
+        """Drop the journal lines of a write that was undone."""
+        if offset is None:
+            return
+        with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
+            fh.truncate(offset)
 
     def _write_file(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -295,6 +317,7 @@ class Vine:
             for rel in entry.get("files", []):
                 data = gitstore.show_file(self.root, rel)
                 target = self.root / rel
+                target.with_name(f".{target.name}.vine-tmp").unlink(missing_ok=True)
                 if data is None:
                     target.unlink(missing_ok=True)
                 else:
@@ -400,6 +423,7 @@ class Vine:
             sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
         except BaseException:
             self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+            self._forget_journal(txn.journal_at)
             raise
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
@@ -415,9 +439,11 @@ class Vine:
             raise VineError("E_SCHEMA", f"{fm['id']}: payload {name} already exists",
                             "A newborn dataset never overwrites a payload; remove it or pick another id.")
         db.parent.mkdir(parents=True, exist_ok=True)
-        txn.new_payloads.append(db)
+        txn.claim_payload(new=db)
         create_dataset(db, schema, rows)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
+        if not body.strip():
+            body = f"# {fm['title']}\n"  # FOREST-FORMAT: a dataset body opens with its title
         return self._with_map(body, db, notes, with_samples=rows is not None)
 
     def _install_payload(self, txn: _Txn, fm: dict[str, Any], body: str, source: Path,
@@ -435,10 +461,10 @@ class Vine:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
             backup = dest.with_name(f".{dest.name}.vine-old")
+            txn.claim_payload(replaced=(dest, backup))
             os.replace(dest, backup)
-            txn.replaced_payloads.append((dest, backup))
         else:
-            txn.new_payloads.append(dest)
+            txn.claim_payload(new=dest)
         if move:
             os.replace(source, dest)
             fm["payload_hash"] = sha256_file(dest)
@@ -496,6 +522,7 @@ class Vine:
                                                  move=payload_move)
             if fm == old and new_body == current.body:
                 self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+                self._forget_journal(txn.journal_at)
                 return {"id": node_id, "commit": None, "trail": trail_of(node_id)}
             fm["updated"] = today() if fm.get("updated") == old.get("updated") else fm["updated"]
             validate_passport(fm, self.dialect)
@@ -503,6 +530,7 @@ class Vine:
             sha = self._apply(txn, message or f"gardener(sync): {node_id}")
         except BaseException:
             self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
+            self._forget_journal(txn.journal_at)
             raise
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
@@ -516,16 +544,16 @@ class Vine:
         fresh = db.with_name(f".{db.name}.vine-new")
         for suffix in ("", "-journal"):
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
-        txn.new_payloads.append(fresh)
+        txn.claim_payload(new=fresh)
         create_dataset(fresh, schema, rows)
         if db.exists():
             backup = db.with_name(f".{db.name}.vine-old")
+            txn.claim_payload(replaced=(db, backup))
             os.replace(db, backup)
-            txn.replaced_payloads.append((db, backup))
+        else:
+            txn.claim_payload(new=db)
         os.replace(fresh, db)
         txn.new_payloads.remove(fresh)
-        if not txn.replaced_payloads or txn.replaced_payloads[-1][0] != db:
-            txn.new_payloads.append(db)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
         return self._with_map(body, db, notes, with_samples=True)
 

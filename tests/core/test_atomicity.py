@@ -1,0 +1,265 @@
+"""A write is all or nothing: files, payloads, catalog and git. After a kill -9
+the next writable open rolls the journal back and the forest is whole again."""
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from monkeyllm_core import Vine, VineError, parse_node
+from monkeyllm_core.gitstore import GitError
+
+
+def state(forest):
+    return forest.snapshot(), forest.head(), forest.status()
+
+
+@pytest.fixture
+def sales(vine, forest, make_note):
+    vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
+    vine.plant(make_note("sales/policy"))
+    vine.flush()
+    return vine
+
+
+def test_a_dataset_whose_rows_raise_after_1000_rows_leaves_nothing(sales, forest):
+    before = state(forest)
+
+    def rows():
+        for i in range(1000):
+            yield [i, f"name {i}"]
+        raise RuntimeError("the source spreadsheet went away")
+
+    with pytest.raises(RuntimeError, match="went away"):
+        sales.plant({"id": "sales/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                     "schema": {"orders": {"columns": {"id": "INTEGER", "name": "TEXT"}}},
+                     "rows": {"orders": rows()}})
+    sales.flush()
+    assert state(forest) == before
+    assert not list(forest.root.glob("sales/ledger.db*"))
+    assert sales.catalog.get("sales/ledger") is None
+    # the forest still takes the same write afterwards
+    sales.plant({"id": "sales/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                 "schema": {"orders": {"columns": {"id": "INTEGER", "name": "TEXT"}}},
+                 "rows": {"orders": [[1, "a"]]}})
+    sales.flush()
+    forest.assert_clean()
+
+
+def test_a_parent_index_that_cannot_be_written_rolls_back_the_node_file(sales, forest, make_note):
+    before = state(forest)
+    # the node file is written first, then the parent index: block the parent's
+    # temp file with a directory so the second write fails half-way
+    blocker = forest.root / "sales" / "._index.md.vine-tmp"
+    blocker.mkdir()
+    with pytest.raises(OSError):
+        sales.plant(make_note("sales/new-fact"))
+    blocker.rmdir()
+    sales.flush()
+    assert state(forest) == before
+    assert not (forest.root / "sales" / "new-fact.md").exists()
+    assert sales.catalog.get("sales/new-fact") is None
+    forest.assert_clean()
+
+
+def test_a_grandparent_that_cannot_be_written_rolls_back_node_and_parent(sales, forest, make_note):
+    before = state(forest)
+    blocker = forest.root / "._index.md.vine-tmp"
+    blocker.mkdir()
+    with pytest.raises(OSError):
+        sales.plant(make_note("sales/new-fact"))
+    blocker.rmdir()
+    sales.flush()
+    assert state(forest) == before
+    forest.assert_clean()
+
+
+def break_git(forest):
+    pack = forest.root / ".git" / "objects" / "pack"
+    os.rename(pack, pack.with_name("pack.aside"))
+    pack.write_text("not a directory")
+
+
+def mend_git(forest):
+    pack = forest.root / ".git" / "objects" / "pack"
+    pack.unlink()
+    os.rename(pack.with_name("pack.aside"), pack)
+
+
+def kill_fast_import():
+    """SIGKILL this process's git fast-import child, as an OOM killer would."""
+    killed = 0
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"fast-import" in cmdline:
+                os.kill(int(pid), signal.SIGKILL)
+                killed += 1
+    assert killed == 1
+    time.sleep(0.05)
+
+
+def test_a_git_failure_restores_files_payloads_and_catalog(forest, make_note):
+    with forest.open() as vine:
+        vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
+    before = state(forest)
+    vine = forest.open()
+    break_git(forest)
+    try:
+        with pytest.raises(GitError):
+            vine.plant({"id": "sales/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                        "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
+        assert vine.catalog.get("sales/ledger") is None
+    finally:
+        mend_git(forest)
+        vine.close()
+    assert state(forest) == before
+    assert not (forest.root / "sales" / "ledger.db").exists()
+    forest.assert_clean()
+
+
+def test_a_vine_keeps_writing_after_a_git_failure(forest, make_note):
+    vine = forest.open()
+    vine.plant(make_note("first"))
+    vine.flush()
+    kill_fast_import()
+    with pytest.raises(GitError):
+        vine.plant(make_note("second"))
+    vine.plant(make_note("third"))
+    vine.close()
+    assert forest.subjects()[:2] == ["plant(third): third [source=agent]", "plant(first): first [source=agent]"]
+    assert not (forest.root / "second.md").exists()
+    forest.assert_clean()
+
+
+def test_a_git_failure_does_not_lose_earlier_unflushed_commits(forest, make_note):
+    vine = forest.open()
+    vine.plant(make_note("first"))  # committed, not yet checkpointed
+    kill_fast_import()
+    with pytest.raises(GitError):
+        vine.plant(make_note("second"))
+    vine.close()
+    with forest.open() as again:  # the journal recovery runs here
+        again.plant(make_note("third"))
+    assert (forest.root / "first.md").is_file()
+    assert "first.md" in forest.tracked()
+    assert forest.subjects()[:2] == [
+        "plant(third): third [source=agent]",
+        "vine(recover): re-commit 1 write(s) lost when git fast-import stopped"]
+    assert "- [[first]] \u2014 " in forest.at_head("_index.md")
+    forest.assert_clean()
+
+
+def test_a_failed_tend_commit_restores_the_passport_and_validate_reports_drift(forest):
+    with forest.open() as vine:
+        vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                    "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
+    passport = forest.text("ledger.md")
+    vine = forest.open()
+    break_git(forest)
+    try:
+        with pytest.raises(GitError):
+            vine.tend("ledger", "INSERT INTO orders VALUES (2)")
+    finally:
+        mend_git(forest)
+        vine.close()
+    assert forest.text("ledger.md") == passport
+    assert forest.status() == ""
+    assert [line.split()[1] for line in forest.findings()] == ["W_PAYLOAD_DRIFT"]
+    with forest.open() as vine:  # the next successful tend repairs the drift
+        vine.tend("ledger", "INSERT INTO orders VALUES (3)")
+        assert vine.query("ledger", "SELECT COUNT(*) FROM orders")["rows"] == [[3]]
+    forest.assert_clean()
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    from monkeyllm_core import Vine
+    vine = Vine(sys.argv[1])
+    vine.plant({"id": "log/_index", "title": "Log", "summary": "Facts planted in a loop."})
+    i = 0
+    while True:
+        if i % 4 == 3:
+            vine.plant({"id": f"log/table-{i}", "type": "dataset", "title": f"T{i}", "summary": f"Table {i}.",
+                        "schema": {"t": {"columns": {"n": "INTEGER"}}},
+                        "rows": {"t": ([k] for k in range(300_000 if i == 7 else 2000))}})
+        else:
+            vine.plant({"id": f"log/fact-{i}", "type": "note", "title": f"Fact {i}",
+                        "summary": f"Fact number {i}.", "body": f"# Fact {i}\\n\\nText.\\n"})
+        if i == 9:
+            vine.flush()
+        print(i, flush=True)
+        i += 1
+""")
+
+
+def run_and_kill(forest, tmp_path, after: int) -> int:
+    script = tmp_path / "planter.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen([sys.executable, str(script), str(forest.root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    last = -1
+    try:
+        for line in proc.stdout:
+            last = int(line)
+            if last >= after:
+                break
+        if after == 6:  # wait until dataset 7's payload is being born, then kill
+            newborn = forest.root / "log" / "table-7.db"
+            deadline = time.monotonic() + 10
+            while not newborn.exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
+            assert newborn.exists()
+        os.kill(proc.pid, signal.SIGKILL)  # mid-way through the next plant, before close
+    finally:
+        proc.wait(timeout=30)
+    assert last >= after, proc.stderr.read()
+    return last
+
+
+# after 6 the kill lands while dataset 7 is being born (300k rows); after 25, mid-note
+@pytest.mark.parametrize("after", [6, 25])
+def test_kill_9_mid_session_then_reopen_leaves_a_whole_forest(forest, tmp_path, cli, after):
+    run_and_kill(forest, tmp_path, after)
+    assert (forest.root / ".git" / "vine-journal").read_text().strip()  # a crash left work to undo
+    with forest.open() as vine:
+        vine.plant({"id": "after-crash", "type": "note", "title": "After", "summary": "Planted after a crash."})
+    assert forest.status() == ""
+    result = cli("validate", "--strict", "--forest", str(forest.root))
+    assert result.returncode == 0, result.stdout
+    assert forest.subjects()[0] == "plant(after-crash): After [source=agent]"
+
+    tracked = set(forest.tracked())
+    on_disk = {p.relative_to(forest.root).as_posix() for p in forest.root.rglob("*.md")
+               if not p.relative_to(forest.root).as_posix().startswith(("_derived/", ".git/"))}
+    assert on_disk == tracked - {".gitignore"}  # no node file that git does not have
+    for rel in tracked:
+        if rel.endswith(".md"):
+            assert (forest.root / rel).read_text() == forest.at_head(rel)  # every file is its commit
+    # every payload on disk belongs to a committed passport, with its hash
+    for db in forest.root.rglob("*.db"):
+        rel = db.relative_to(forest.root).as_posix()
+        if rel.startswith("_derived/"):
+            continue
+        passport = rel[:-3] + ".md"
+        assert passport in tracked, f"orphan payload {rel}"
+        fm = parse_node(forest.text(passport)).frontmatter
+        assert fm["payload_hash"] == hashlib.sha256(db.read_bytes()).hexdigest()
+    assert not [p for p in forest.root.rglob("*.vine-*") if ".git" not in p.parts]
+    if after >= 10:  # the flush after fact 9 made the first ten plants durable
+        for i in range(10):
+            kind = "table" if i % 4 == 3 else "fact"
+            assert f"log/{kind}-{i}.md" in tracked
+    with Vine(forest.root, writable=False) as reader:
+        ids = {row[0] for row in reader.catalog.db.execute("SELECT id FROM nodes")}
+    assert ids == {rel[:-3] for rel in tracked if rel.endswith(".md") and not rel.startswith("_meta/")}

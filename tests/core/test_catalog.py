@@ -1,0 +1,119 @@
+"""The catalog is derived: rows for every node, edges with inverses, FTS entry
+search, and it rebuilds to the same rows from the files."""
+from __future__ import annotations
+
+import shutil
+
+from monkeyllm_core import Vine, parse_node, render_node
+from monkeyllm_core.catalog import NODE_COLUMNS
+
+PROVENANCE = {"source": "ingest", "confidence": 0.7, "origin": "file:///exports/sales/policy.docx",
+              "source_path": "sales/Policy.docx", "source_hash": "ab" * 32, "source_size": 20480,
+              "source_mtime": 1767225600.125}
+
+
+def populate(vine, make_note):
+    vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
+    vine.plant(make_note("sales/policy", "Return windows per channel.", title="Exchange policy",
+                         tags=["policy"], aliases=["returns"], **PROVENANCE))
+    vine.plant(make_note("sales/policy-2027", "Return windows from 2027 onward.",
+                         links=[{"rel": "succeeds", "target": "sales/policy"},
+                                {"rel": "discovered-shortcut", "target": "sales/_index"}]))
+    vine.plant(make_note("sales/pricing", "Prices that mention the exchange window in passing.",
+                         title="Price list"))
+
+
+def rows(vine):
+    nodes = vine.catalog.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes ORDER BY id").fetchall()
+    edges = vine.catalog.db.execute("SELECT * FROM edges ORDER BY source, rel, target").fetchall()
+    fts = vine.catalog.db.execute("SELECT * FROM nodes_fts ORDER BY id").fetchall()
+    return nodes, edges, fts
+
+
+def test_every_node_has_a_row_with_its_provenance(vine, make_note):
+    populate(vine, make_note)
+    ids = [r[0] for r in vine.catalog.db.execute("SELECT id FROM nodes ORDER BY id")]
+    assert ids == ["_index", "sales/_index", "sales/policy", "sales/policy-2027", "sales/pricing"]
+    row = vine.catalog.get("sales/policy")
+    assert row["source_path"] == "sales/Policy.docx"
+    assert row["source_hash"] == "ab" * 32
+    assert row["source_size"] == 20480
+    assert row["source_mtime"] == 1767225600.125
+    assert row["origin"] == "file:///exports/sales/policy.docx"
+    assert row["confidence"] == 0.7 and row["source"] == "ingest"
+    assert row["kind"] == "banana" and row["parent"] == "sales/_index"
+    branch = vine.catalog.get("sales/_index")
+    assert branch["kind"] == "branch" and branch["coverage"] == "3 bananas, 0 sub-branches"
+    assert vine.catalog.provenance("file:///exports/")["file:///exports/sales/policy.docx"]["id"] == "sales/policy"
+
+
+def test_edges_carry_their_inverse_from_the_other_side(vine, make_note):
+    populate(vine, make_note)
+    assert vine.catalog.edges_of("sales/policy") == [("sales/policy", "precedes", "sales/policy-2027", 1.0)]
+    out = vine.catalog.edges_of("sales/policy-2027")
+    assert ("sales/policy-2027", "succeeds", "sales/policy", 1.0) in out
+    # a rel declared without an inverse has no reverse row
+    assert vine.catalog.edges_of("sales/_index") == []
+
+
+def test_a_title_match_ranks_above_a_summary_match(vine, make_note):
+    populate(vine, make_note)
+    hits = vine.search("exchange")
+    ids = [h["id"] for h in hits]
+    assert ids.index("sales/policy") < ids.index("sales/pricing")
+    assert vine.search("returns")[0]["id"] == "sales/policy"  # aliases are indexed
+    assert [h["id"] for h in vine.search("windows", kind="branch")] == []
+
+
+def test_reindex_after_deleting_derived_rebuilds_the_same_rows(forest, make_note, cli):
+    with forest.open() as vine:
+        populate(vine, make_note)
+        before = rows(vine)
+    shutil.rmtree(forest.root / "_derived")
+    result = forest.cli("reindex")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "reindex: 5 node(s) in the catalog"
+    with Vine(forest.root, writable=False) as reader:
+        assert rows(reader) == before
+    shutil.rmtree(forest.root / "_derived")
+    with Vine(forest.root, writable=False) as reader:  # a reader rebuilds a missing catalog too
+        assert rows(reader) == before
+    assert forest.status() == ""
+
+
+def test_a_stale_catalog_is_rebuilt_on_open(forest, make_note):
+    with forest.open() as vine:
+        populate(vine, make_note)
+    path = forest.root / "sales" / "policy.md"
+    node = parse_node(path.read_text())
+    node.frontmatter["summary"] = "Return windows per channel, edited by hand."
+    node.frontmatter["title"] = "Hand-edited policy"
+    path.write_text(render_node(node.frontmatter, node.body))
+    forest.git("-c", "user.name=Ana", "-c", "user.email=ana@example.com", "commit", "-qam", "edit by hand")
+    with forest.open() as vine:
+        row = vine.catalog.get("sales/policy")
+        assert row["summary"] == "Return windows per channel, edited by hand."
+        assert vine.search("hand")[0]["id"] == "sales/policy"
+
+
+def test_repeated_edits_keep_one_search_row_per_node(vine, make_note):
+    populate(vine, make_note)
+    for title in ("Returns desk", "Refund desk", "Exchange desk"):
+        vine.graft("sales/policy", {"set_frontmatter": {"title": title}})
+    fts_ids = [r[0] for r in vine.catalog.db.execute("SELECT id FROM nodes_fts ORDER BY id")]
+    node_ids = [r[0] for r in vine.catalog.db.execute("SELECT id FROM nodes ORDER BY id")]
+    assert fts_ids == node_ids
+    assert [h["id"] for h in vine.search("refund")] == []
+    assert vine.search("desk")[0]["id"] == "sales/policy"
+
+
+def test_a_catalog_of_another_layout_version_is_rebuilt(forest, make_note):
+    import sqlite3
+    with forest.open() as vine:
+        populate(vine, make_note)
+        before = rows(vine)
+    with sqlite3.connect(forest.root / "_derived" / "catalog.db") as con:
+        con.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+        con.execute("DELETE FROM nodes WHERE id = 'sales/policy'")
+    with forest.open() as vine:
+        assert rows(vine) == before

@@ -1,0 +1,151 @@
+"""graft: every patch kind, fortification, and summaries that propagate to the
+indexes that repeat them in the same commit."""
+from __future__ import annotations
+
+import pytest
+
+from monkeyllm_core import VineError, parse_node
+from monkeyllm_core.sections import get_section
+
+
+@pytest.fixture
+def grove(vine, forest, make_note):
+    """sales/_index with two notes, the repo flushed: a small forest to edit."""
+    vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
+    vine.plant(make_note("sales/policy", "Return windows per channel.",
+                         body="# Policy\n\n## Deadlines\n\nThirty days.\n\n## Channels\n\nRetail, web.\n"))
+    vine.plant(make_note("sales/policy-2025", "The 2025 return windows."))
+    vine.flush()
+    return vine
+
+
+def last_commit(forest):
+    return forest.subjects()[0], forest.files_in_last_commit()
+
+
+def test_set_frontmatter_summary_reaches_the_parent_entry_in_the_same_commit(grove, forest):
+    result = grove.graft("sales/policy", {"set_frontmatter": {"summary": "Return windows, superseded for 2027."}})
+    grove.flush()
+    assert result["commit"] == forest.head() and result["fortified"] == []
+    assert result["trail"] == ["_index", "sales/_index"]
+    assert last_commit(forest) == ("graft(sales/policy): set summary", ["sales/_index.md", "sales/policy.md"])
+    assert "- [[sales/policy]] \u2014 Return windows, superseded for 2027." in forest.text("sales/_index.md")
+    assert grove.catalog.get("sales/policy")["summary"] == "Return windows, superseded for 2027."
+    forest.assert_clean()
+
+
+def test_a_branch_summary_change_updates_blockquote_and_grandparent_entry(grove, forest):
+    grove.graft("sales/_index", {"set_frontmatter": {"summary": "Sales policy, price lists, 2026 ledger."}})
+    grove.flush()
+    assert last_commit(forest) == ("graft(sales/_index): set summary", ["_index.md", "sales/_index.md"])
+    branch = parse_node(forest.text("sales/_index.md"))
+    assert "> Sales policy, price lists, 2026 ledger." in branch.body.splitlines()
+    assert branch.frontmatter["coverage"] == "2 bananas, 0 sub-branches"
+    assert ("- [[sales/_index]] \u2014 Sales policy, price lists, 2026 ledger. 2 bananas, 0 sub-branches."
+            in forest.text("_index.md").splitlines())
+    forest.assert_clean()
+
+
+def test_coverage_cannot_be_set_by_hand(grove, forest):
+    grove.graft("sales/_index", {"set_frontmatter": {"coverage": "99 bananas, 0 sub-branches", "tags": ["s"]}})
+    grove.flush()
+    assert parse_node(forest.text("sales/_index.md")).frontmatter["coverage"] == "2 bananas, 0 sub-branches"
+    forest.assert_clean()
+
+
+def test_add_links_then_the_same_link_again_is_fortified_without_a_commit(grove, forest):
+    first = grove.graft("sales/policy", {"add_links": [{"rel": "succeeds", "target": "sales/policy-2025"}]})
+    grove.flush()
+    assert first["commit"] and first["fortified"] == []
+    assert last_commit(forest) == ("graft(sales/policy): +1 links", ["sales/policy.md"])
+    head, count = forest.head(), len(forest.subjects())
+    again = grove.graft("sales/policy", {"add_links": [{"rel": "succeeds", "target": "sales/policy-2025"}]})
+    grove.flush()
+    assert again["commit"] is None
+    assert again["fortified"] == [{"rel": "succeeds", "target": "sales/policy-2025"}]
+    assert forest.head() == head and len(forest.subjects()) == count
+    links = parse_node(forest.text("sales/policy.md")).frontmatter["links"]
+    assert links == [{"rel": "succeeds", "target": "sales/policy-2025"}]
+    forest.assert_clean()
+
+
+def test_remove_links(grove, forest):
+    grove.graft("sales/policy", {"add_links": [{"rel": "succeeds", "target": "sales/policy-2025"},
+                                               {"rel": "related-to", "target": "sales/policy-2025"}]})
+    grove.graft("sales/policy", {"remove_links": [{"rel": "related-to", "target": "sales/policy-2025"}]})
+    grove.flush()
+    assert forest.subjects()[0] == "graft(sales/policy): -1 links"
+    assert parse_node(forest.text("sales/policy.md")).frontmatter["links"] == [
+        {"rel": "succeeds", "target": "sales/policy-2025"}]
+    assert grove.catalog.edges_of("sales/policy-2025") == [("sales/policy-2025", "precedes", "sales/policy", 1.0)]
+    grove.graft("sales/policy", {"remove_links": [{"target": "sales/policy-2025"}]})
+    assert "links" not in parse_node(forest.text("sales/policy.md")).frontmatter
+    grove.flush()
+    forest.assert_clean()
+
+
+def test_append_and_replace_section(grove, forest):
+    grove.graft("sales/policy", {"append_section": {"header": "Notes", "body": "Superseded in 2027."}})
+    grove.flush()
+    assert forest.subjects()[0] == "graft(sales/policy): append 'Notes'"
+    grove.graft("sales/policy", {"replace_section": {"header": "Deadlines", "body": "Sixty days."}})
+    grove.flush()
+    assert forest.subjects()[0] == "graft(sales/policy): replace 'Deadlines'"
+    body = parse_node(forest.text("sales/policy.md")).body
+    assert body == ("# Policy\n\n## Deadlines\n\nSixty days.\n\n## Channels\n\nRetail, web.\n\n"
+                    "## Notes\n\nSuperseded in 2027.\n")
+    assert get_section(body, "Channels") == "## Channels\n\nRetail, web.\n\n"
+    forest.assert_clean()
+
+
+def test_replace_body(grove, forest):
+    grove.graft("sales/policy", {"body": "# Policy\n\nRewritten.\n"})
+    grove.flush()
+    assert forest.subjects()[0] == "graft(sales/policy): set body"
+    assert parse_node(forest.text("sales/policy.md")).body == "# Policy\n\nRewritten.\n"
+    forest.assert_clean()
+
+
+def test_one_graft_with_several_changes_is_one_commit(grove, forest):
+    count = len(forest.subjects())
+    grove.graft("sales/policy", {
+        "set_frontmatter": {"summary": "Return windows, superseded for 2027.", "tags": ["sales"]},
+        "add_links": [{"rel": "succeeds", "target": "sales/policy-2025"}],
+        "append_section": {"header": "Notes", "body": "See the 2027 policy."}})
+    grove.flush()
+    assert len(forest.subjects()) == count + 1
+    assert forest.subjects()[0] == "graft(sales/policy): set summary, set tags, +1 links, append 'Notes'"
+    forest.assert_clean()
+
+
+@pytest.mark.parametrize("patch, code", [
+    ({"set_frontmatter": {"id": "sales/other"}}, "E_FRONTMATTER"),
+    ({"set_frontmatter": {"type": "concept", "created": "2020-01-01"}}, "E_FRONTMATTER"),
+    ({"set_frontmatter": {"summary": "This document describes a policy."}}, "E_FRONTMATTER"),
+    ({"set_frontmatter": {"summary": "y" * 300}}, "E_FRONTMATTER"),
+    ({"add_links": [{"rel": "loves", "target": "sales/policy-2025"}]}, "E_SCHEMA"),
+    ({"add_links": [{"rel": "related-to", "target": "sales/ghost"}]}, "E_NOT_FOUND"),
+    ({"replace_section": {"header": "Nope", "body": "x"}}, "E_NOT_FOUND"),
+    ({"rename": "x"}, "E_FRONTMATTER"),
+])
+def test_refused_grafts_change_nothing(grove, forest, patch, code):
+    before, head = forest.snapshot(), forest.head()
+    with pytest.raises(VineError) as info:
+        grove.graft("sales/policy", patch)
+    assert info.value.code == code
+    grove.flush()
+    assert forest.snapshot() == before and forest.head() == head
+    forest.assert_clean()
+
+
+def test_graft_on_a_missing_node_is_not_found(grove):
+    with pytest.raises(VineError) as info:
+        grove.graft("sales/ghost", {"body": "x"})
+    assert info.value.code == "E_NOT_FOUND"
+
+
+def test_a_patch_that_changes_nothing_makes_no_commit(grove, forest):
+    head = forest.head()
+    result = grove.graft("sales/policy", {"set_frontmatter": {"summary": "Return windows per channel."}})
+    grove.flush()
+    assert result["commit"] is None and forest.head() == head

@@ -1,0 +1,123 @@
+"""`vine validate`: one line per finding, a counts line, exit codes; each finding
+is provoked by editing the files by hand, the way a user would break them."""
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+
+from monkeyllm_core import parse_node, render_node
+
+
+@pytest.fixture
+def grown(forest, make_note):
+    with forest.open() as vine:
+        vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
+        vine.plant({"id": "sales/archive/_index", "title": "Archive", "summary": "Old plans, 2024-2025."})
+        vine.plant(make_note("sales/policy", "Return windows per channel."))
+        vine.plant(make_note("sales/archive/plan-2024", "The 2024 plan."))
+        vine.plant({"id": "sales/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                    "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
+    return forest
+
+
+def edit(forest, rel, fn):
+    path = forest.root / rel
+    node = parse_node(path.read_text())
+    fm, body = fn(dict(node.frontmatter), node.body)
+    path.write_text(render_node(fm, body))
+
+
+def set_fm(**changes):
+    def fn(fm, body):
+        fm.update(changes)
+        return fm, body
+    return fn
+
+
+def replace_in_body(old, new):
+    def fn(fm, body):
+        assert old in body
+        return fm, body.replace(old, new)
+    return fn
+
+
+def write(rel, text):
+    return lambda forest: (forest.root / rel).write_text(text)
+
+
+def tamper_db(forest):
+    with sqlite3.connect(forest.root / "sales" / "ledger.db") as con:
+        con.execute("INSERT INTO orders VALUES (2)")
+
+
+CASES = {
+    "bad_frontmatter": (write("sales/policy.md", "---\nid: [unclosed\n---\n\nbody\n"),
+                        "error", "E_FRONTMATTER", "sales/policy", "invalid YAML"),
+    "no_frontmatter": (write("sales/policy.md", "# just markdown\n"),
+                       "error", "E_FRONTMATTER", "sales/policy", "no frontmatter"),
+    "id_vs_path": (lambda f: edit(f, "sales/policy.md", set_fm(id="sales/other")),
+                   "error", "E_FRONTMATTER", "sales/policy", "does not match its path"),
+    "unknown_type": (lambda f: edit(f, "sales/policy.md", set_fm(type="recipe")),
+                     "error", "E_SCHEMA", "sales/policy", "type 'recipe'"),
+    "boilerplate_summary": (lambda f: edit(f, "sales/archive/plan-2024.md",
+                                           set_fm(summary="This document describes a plan.")),
+                            "error", "E_FRONTMATTER", "sales/archive/plan-2024", "boilerplate"),
+    "broken_link": (lambda f: edit(f, "sales/policy.md", set_fm(links=[{"rel": "related-to", "target": "sales/ghost"}])),
+                    "error", "E_NOT_FOUND", "sales/policy", "related-to -> sales/ghost is broken"),
+    "dangling_wikilink": (lambda f: edit(f, "sales/policy.md", replace_in_body("A fact", "See [[sales/ghost]]. A fact")),
+                          "warning", "W_WIKILINK", "sales/policy", "[[sales/ghost]]"),
+    "payload_missing": (lambda f: (f.root / "sales" / "ledger.db").unlink(),
+                        "error", "E_NOT_FOUND", "sales/ledger", "payload ledger.db is missing"),
+    "payload_drift": (tamper_db, "warning", "W_PAYLOAD_DRIFT", "sales/ledger", "does not match payload_hash"),
+    "entry_missing": (lambda f: edit(f, "sales/_index.md", replace_in_body(
+        "- [[sales/policy]] \u2014 Return windows per channel.\n", "")),
+        "error", "E_BRANCH", "sales/_index", "child sales/policy has no entry line"),
+    "entry_disagrees": (lambda f: edit(f, "sales/_index.md", replace_in_body(
+        "\u2014 Return windows per channel.", "\u2014 Something else.")),
+        "error", "E_BRANCH", "sales/_index", "entry line for sales/policy does not repeat its summary"),
+    "coverage_wrong": (lambda f: edit(f, "sales/_index.md", set_fm(coverage="7 bananas, 0 sub-branches")),
+                       "error", "E_BRANCH", "sales/_index", "coverage says"),
+    "blockquote_disagrees": (lambda f: edit(f, "sales/_index.md", replace_in_body(
+        "> Commercial policy and ledgers.", "> Something else entirely.")),
+        "error", "E_BRANCH", "sales/_index", "blockquote disagrees"),
+    "entry_to_nowhere": (lambda f: (f.root / "sales" / "archive" / "plan-2024.md").unlink(),
+                         "error", "E_BRANCH", "sales/archive/_index", "[[sales/archive/plan-2024]] points to no node"),
+}
+
+
+def test_a_fresh_grown_forest_validates_clean(grown):
+    result = grown.cli("validate", "--strict")
+    assert result.returncode == 0
+    assert result.stdout == "validate: 6 node(s), 0 error(s), 0 warning(s)\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_broken_rule_is_one_finding_line(grown, name):
+    break_it, level, code, node, fragment = CASES[name]
+    break_it(grown)
+    result = grown.cli("validate")
+    lines = result.stdout.splitlines()
+    findings, counts = lines[:-1], lines[-1]
+    ours = [line for line in findings if line.startswith(f"{level} {code} {node}: ")]
+    assert ours and any(fragment in line for line in ours), result.stdout
+    errors = sum(1 for line in findings if line.startswith("error "))
+    warnings = sum(1 for line in findings if line.startswith("warning "))
+    assert re.fullmatch(rf"validate: \d+ node\(s\), {errors} error\(s\), {warnings} warning\(s\)", counts)
+    assert result.returncode == (1 if errors else 0)
+    if not errors:
+        strict = grown.cli("validate", "--strict")
+        assert strict.returncode == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_branch_over_150_entries_needs_split(forest):
+    with forest.open() as vine:
+        vine.plant({"id": "big/_index", "title": "Big", "summary": "A branch that grew too big."})
+        for i in range(151):
+            vine.plant({"id": f"big/n{i:03d}", "type": "note", "title": f"N{i}", "summary": f"N{i}."})
+    result = forest.cli("validate")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0].startswith("warning needs_split big/_index: 151 entries")
+    assert forest.cli("validate", "--strict").returncode == 1
