@@ -76,6 +76,7 @@ _REAL_TEXT = re.compile(
     r"[+-]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 )
 _SURROUNDING_SPACE = " \t"
+_NUMBER_START = frozenset("+-.0123456789")  # the first character of any INTEGER or REAL
 
 
 # ---------------------------------------------------------------- names
@@ -167,12 +168,18 @@ def classify_text(cell: str | None) -> CellKind:
     if not stripped:
         return "null"
     number = cell.strip(_SURROUNDING_SPACE)
+    if number[0] not in _NUMBER_START:
+        return "text"  # cheap exit for words: neither pattern can match
     if _INTEGER_TEXT.fullmatch(number):
+        if len(number) < 16:
+            return "integer"  # at most 15 digits: within 64 bits and exact as a float
         value = int(number)
         if not _INT64_MIN <= value <= _INT64_MAX:
             return "text"
         return "wide_integer" if abs(value) > _EXACT_FLOAT_LIMIT else "integer"
     if _REAL_TEXT.fullmatch(number):
+        if len(number) < 300 and "e" not in number and "E" not in number:
+            return "real"  # a plain decimal this short cannot overflow a float
         return "real" if math.isfinite(float(number)) else "text"
     return "text"
 
@@ -211,15 +218,33 @@ class TypeTracker:
 
     def __init__(self) -> None:
         self._columns: list[_ColumnEvidence] = []
+        # (position, evidence) of the columns not yet TEXT; None: recompute
+        self._undecided: list[tuple[int, set[str]]] | None = None
 
     def observe(self, index: int, kind: CellKind) -> None:
         while len(self._columns) <= index:
             self._columns.append(_ColumnEvidence())
         self._columns[index].seen.add(kind)
+        self._undecided = None
 
     def observe_text_row(self, cells: Sequence[str | None]) -> None:
-        for index, cell in enumerate(cells):
-            self.observe(index, classify_text(cell))
+        # Once a column has seen text it is TEXT whatever follows, so only the
+        # columns still undecided are classified (most of the first pass on
+        # files with many text columns).
+        columns = self._columns
+        if self._undecided is None or len(columns) < len(cells):
+            while len(columns) < len(cells):
+                columns.append(_ColumnEvidence())
+            self._undecided = [(i, c.seen) for i, c in enumerate(columns) if "text" not in c.seen]
+        width = len(cells)
+        decided = False
+        for index, seen in self._undecided:
+            if index < width:
+                kind = classify_text(cells[index])
+                seen.add(kind)
+                decided = decided or kind == "text"
+        if decided:
+            self._undecided = [(i, seen) for i, seen in self._undecided if "text" not in seen]
 
     def observe_value_row(self, values: Sequence[Any]) -> None:
         for index, value in enumerate(values):
@@ -239,6 +264,26 @@ def convert_text(cell: str | None, sql_type: SqlType) -> Any:
     if sql_type == "REAL":
         return float(cell.strip(_SURROUNDING_SPACE))
     return cell
+
+
+def _text_cell(cell: str | None) -> str | None:
+    return cell if cell is not None and cell.strip() else None
+
+
+def _integer_cell(cell: str | None) -> int | None:
+    return int(cell.strip(_SURROUNDING_SPACE)) if cell is not None and cell.strip() else None
+
+
+def _real_cell(cell: str | None) -> float | None:
+    return float(cell.strip(_SURROUNDING_SPACE)) if cell is not None and cell.strip() else None
+
+
+_TEXT_CONVERTERS = {"TEXT": _text_cell, "INTEGER": _integer_cell, "REAL": _real_cell}
+
+
+def text_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
+    """Per column, a function doing ``convert_text(cell, sql_type)``, for hot loops."""
+    return tuple(_TEXT_CONVERTERS[sql_type] for sql_type in sql_types)
 
 
 def convert_value(value: Any, sql_type: SqlType) -> Any:

@@ -23,7 +23,7 @@ from ._tabular import (
     SqlType,
     TooManyColumns,
     TypeTracker,
-    convert_text,
+    text_converters,
     repair_headers,
     split_wide_table,
     table_name_from,
@@ -59,11 +59,16 @@ class CsvRows:
     stop: int | None = None
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        padding: list[str | None] = [None] * self.width
-        start, stop = self.start, self.width if self.stop is None else self.stop
+        width = self.width
+        padding: list[str | None] = [None] * width
+        start, stop = self.start, width if self.stop is None else self.stop
+        whole = start == 0 and stop == width
+        converters = text_converters(self.column_types)
         for record in _data_records(self.path, self.encoding, self.delimiter):
-            cells = (record + padding[len(record):])[start:stop]
-            yield tuple(convert_text(cell, kind) for cell, kind in zip(cells, self.column_types))
+            if len(record) != width:
+                record = (record + padding[len(record):])[:width]
+            cells = record if whole else record[start:stop]
+            yield tuple([convert(cell) for convert, cell in zip(converters, cells)])
 
 
 @dataclass(kw_only=True)
@@ -249,7 +254,8 @@ def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
         if _is_blank(record):
             scan.blank_lines += header_seen
             continue
-        scan.cells_with_nul += sum("\x00" in cell for cell in record)
+        if "\x00" in "".join(record):  # rare: count cells only when the record has one
+            scan.cells_with_nul += sum("\x00" in cell for cell in record)
         if not header_seen:
             scan.header, header_seen = record, True
             continue

@@ -1,0 +1,168 @@
+"""The bundled fixtures/export, adopted the way scripts/demo.sh does it, keeps its promises.
+
+One real ``vine adopt`` (module-scoped) with the PDF command hook of
+fixtures/gardener.yaml copied into the forest's _meta/gardener.yaml, with absolute
+paths. Then: every example query of every dataset manual runs, the worked example of
+spec/ingestion.md answers as documented, the broken workbook is an error, the PDF
+came through the hook, media nodes carry the sentinel, payloads stay out of git.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+EXPORT = REPO / "fixtures" / "export"
+PDF_TOOL = REPO / "fixtures" / "tools" / "pdf2md.py"
+VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+SENTINEL = "No description has been generated for this media yet."
+WORKED_EXAMPLE = ("SELECT customer, ROUND(SUM(total_usd), 2) AS billed FROM invoices_2026_q1 "
+                  "WHERE status = 'F' GROUP BY customer ORDER BY billed DESC LIMIT 3")
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / ".gitconfig-empty"
+    gitconfig.touch()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fixture:
+    root: Path
+    forest: Path
+    env: dict[str, str]
+    adopt: subprocess.CompletedProcess[str]
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads(self.adopt.stdout)
+
+    def vine(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*VINE, *map(str, args)], cwd=self.root, env=self.env, capture_output=True, text=True,
+                              timeout=120)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    def git(self, *args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.forest, env=self.env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    def frontmatter(self, node_id: str) -> dict[str, Any]:
+        text = (self.forest / f"{node_id}.md").read_text(encoding="utf-8")
+        return yaml.safe_load(text[4:text.index("\n---\n", 4)])
+
+    def body(self, node_id: str) -> str:
+        text = (self.forest / f"{node_id}.md").read_text(encoding="utf-8")
+        return text[text.index("\n---\n", 4) + 5:]
+
+    def planted_of_type(self, node_type: str) -> list[str]:
+        return [i for i in self.report["planted"] if self.frontmatter(i)["type"] == node_type]
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    root = tmp_path_factory.mktemp("fixture-export")
+    forest = root / "forest"
+    env = clean_env(root / "home")
+    run = lambda *args: subprocess.run([*VINE, *map(str, args)], cwd=root, env=env, capture_output=True, text=True,
+                                       timeout=300)
+    init = run("init", "--forest", forest, "--title", "Ops brain")
+    assert init.returncode == 0, init.stderr
+    # fixtures/gardener.yaml's hook, with absolute paths (the tool runs in a temporary cwd)
+    example = yaml.safe_load((REPO / "fixtures" / "gardener.yaml").read_text(encoding="utf-8"))
+    assert "fixtures/tools/pdf2md.py" in example["converters"][".pdf"]
+    hook = f'"{sys.executable}" "{PDF_TOOL}" "{{input}}" "{{output}}"'
+    (forest / "_meta" / "gardener.yaml").write_text(yaml.safe_dump({"converters": {".pdf": hook}}), encoding="utf-8")
+    adopt = run("adopt", EXPORT, "--forest", forest, "--json")
+    assert "Traceback" not in adopt.stderr, adopt.stderr
+    assert adopt.returncode == 1, adopt.stdout + adopt.stderr  # broken.xlsx fails, by design
+    return Fixture(root=root, forest=forest, env=env, adopt=adopt)
+
+
+def manual_queries(body: str) -> list[str]:
+    """Every backticked SELECT/WITH statement in the ``## Query manual`` section."""
+    match = re.search(r"^## Query manual\n(.*?)(?=^## |\Z)", body, re.S | re.M)
+    assert match, body
+    return [q for q in re.findall(r"`([^`]+)`", match.group(1)) if re.match(r"(?i)(SELECT|WITH)\s", q)]
+
+
+def test_fixture_plants_its_datasets(fixture: Fixture) -> None:
+    datasets = set(fixture.planted_of_type("dataset"))
+    assert {"finance/invoices-2026-q1", "finance/crm", "finance/budget-2026", "data/customers"} <= datasets
+
+
+def test_every_example_query_in_every_dataset_manual_runs(fixture: Fixture) -> None:
+    for node_id in fixture.planted_of_type("dataset"):
+        queries = manual_queries(fixture.body(node_id))
+        assert len(queries) >= 2, f"{node_id}: {queries}"
+        for sql in queries:
+            proc = fixture.vine("query", node_id, sql, "--forest", fixture.forest)
+            assert proc.returncode == 0, f"{node_id}: {sql}\n{proc.stderr}"
+            assert "rows" in json.loads(proc.stdout)
+
+
+def test_worked_example_of_the_ingestion_spec_answers_as_documented(fixture: Fixture) -> None:
+    proc = fixture.vine("query", "finance/invoices-2026-q1", WORKED_EXAMPLE, "--forest", fixture.forest)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["columns"] == ["customer", "billed"]
+    assert result["rows"] == [["Fabrikam", 184320.5], ["Northwind", 97110.0], ["Contoso", 64980.25]]
+    assert result["row_count"] == 3 and result["limited"] is False
+
+
+def test_the_broken_workbook_is_the_one_error(fixture: Fixture) -> None:
+    errors = fixture.report["errors"]
+    assert len(errors) == 1 and errors[0].startswith("finance/broken.xlsx: "), errors
+    assert "corrupt or truncated" in errors[0]
+    assert fixture.report["unsupported"] == []
+
+
+def test_the_pdf_is_planted_through_the_command_hook(fixture: Fixture) -> None:
+    assert "contracts/master-agreement" in fixture.report["planted"]
+    tool = subprocess.run([sys.executable, str(PDF_TOOL), str(EXPORT / "contracts" / "master-agreement.pdf")],
+                          capture_output=True, text=True, check=True)
+    converted = tool.stdout.strip()
+    title_line, _, rest = converted.partition("\n")
+    fm = fixture.frontmatter("contracts/master-agreement")
+    assert fm["title"] == title_line.removeprefix("# ").strip()  # the tool's first-line title became the title
+    assert fm["source_path"] == "contracts/master-agreement.pdf"
+    assert rest.strip() and rest.strip() in fixture.body("contracts/master-agreement")
+
+
+def test_media_nodes_carry_the_sentinel_sentence(fixture: Fixture) -> None:
+    media = fixture.planted_of_type("media")
+    assert set(media) == {"media/whiteboard-pricing", "media/standup"}
+    for node_id in media:
+        assert SENTINEL in fixture.body(node_id), node_id
+
+
+def test_payloads_exist_on_disk_and_are_never_tracked_by_git(fixture: Fixture) -> None:
+    tracked = fixture.git("ls-files").splitlines()
+    payloads = []
+    for node_id in fixture.report["planted"]:
+        payload = fixture.frontmatter(node_id).get("payload")
+        if payload:
+            path = (fixture.forest / node_id).parent / payload
+            assert path.is_file(), path
+            payloads.append(path.relative_to(fixture.forest).as_posix())
+    assert len(payloads) >= 6  # four datasets, one image, one audio
+    assert not set(payloads) & set(tracked)
+    assert [p for p in tracked if not p.endswith((".md", ".gitignore"))] == []
+
+
+def test_forest_is_valid_and_clean_after_the_adopt(fixture: Fixture) -> None:
+    validate = fixture.vine("validate", "--forest", fixture.forest)
+    assert validate.returncode == 0 and " 0 error(s), 0 warning(s)" in validate.stdout, validate.stdout
+    assert fixture.git("status", "--porcelain") == ""
