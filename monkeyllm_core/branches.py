@@ -124,6 +124,15 @@ def section_entries(body: str, section: str) -> list[str]:
     return ids
 
 
+def count_entries(body: str, section: str) -> int:
+    """How many entry lines a section holds (a C-speed count: indexes grow long)."""
+    bounds = _section_bounds(body, section)
+    if bounds is None:
+        return 0
+    start, end = bounds
+    return body.count("\n- [[", start - 1, end)
+
+
 def section_lines(body: str, section: str) -> list[str]:
     bounds = _section_bounds(body, section)
     if bounds is None:

@@ -118,11 +118,15 @@ class Committer:
                 self._lost_commits = 0
         return self._proc
 
-    def commit(self, message: str, changes: dict[str, bytes | None]) -> str:
+    def commit(self, message: str, changes: dict[str, bytes | None], *, wait: bool = True) -> str | None:
+        """Stream one commit. ``wait=False`` does not ask for its sha, so Python goes
+        on preparing the next write while git writes this one (bulk ingestion);
+        a failure then surfaces at the next commit or checkpoint, and the writes
+        are re-committed on restart like any lost write."""
         self._ensure_running()
-        return self._send(message, changes)
+        return self._send(message, changes, wait=wait)
 
-    def _send(self, message: str, changes: dict[str, bytes | None]) -> str:
+    def _send(self, message: str, changes: dict[str, bytes | None], *, wait: bool = True) -> str | None:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         self._mark += 1
@@ -139,14 +143,15 @@ class Committer:
                 buf += b"D %s\n" % quoted
             else:
                 buf += b"M 100644 inline %s\ndata %d\n" % (quoted, len(data)) + data + b"\n"
-        buf += b"get-mark :%d\n" % self._mark
+        if wait:
+            buf += b"get-mark :%d\n" % self._mark
         try:
             proc.stdin.write(buf)
             proc.stdin.flush()
-            sha = proc.stdout.readline().decode().strip()
+            sha = proc.stdout.readline().decode().strip() if wait else None
         except (BrokenPipeError, OSError):
             sha = ""
-        if len(sha) != 40:
+        if sha is not None and len(sha) != 40:
             detail = self._stop_dead()
             raise GitError(f"git fast-import refused the commit: {detail}")
         self._parent = f":{self._mark}"

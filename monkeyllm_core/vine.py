@@ -95,8 +95,13 @@ class _Txn:
 class Vine:
     """A forest opened for reading, or for writing (``writable=True`` takes the lock)."""
 
-    def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], writable: bool = True, *,
+                 commit_ids: bool = True) -> None:
+        """``commit_ids=False`` streams commits without waiting for each sha (writes
+        then return ``commit: None``): for bulk ingestion, where nobody reads them."""
         self.root = Path(root).resolve()
+        self._wait_for_commits = commit_ids
+        self._journal_fh: Any = None
         if not is_forest(self.root):
             raise VineError("E_NOT_A_FOREST", f"{self.root} is not a forest (no {SCHEMA_PATH})",
                             "Run `vine init --forest DIR --title TITLE` to create one.")
@@ -145,7 +150,7 @@ class Vine:
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
-        (self.root / JOURNAL).write_text("")
+        self._truncate_journal(0)
 
     def close(self) -> None:
         if self._closed:
@@ -159,6 +164,9 @@ class Vine:
                     self._committer.close()
         finally:
             self.catalog.close()
+            if self._journal_fh is not None:
+                self._journal_fh.close()
+                self._journal_fh = None
             if self._lock is not None:
                 self._lock.release()
 
@@ -232,11 +240,24 @@ class Vine:
             raise VineError("E_READONLY", "this Vine is closed", "Open the forest again.")
 
     def _journal(self, entry: dict[str, Any]) -> int:
-        path = self.root / JOURNAL
-        with open(path, "a", encoding="utf-8") as fh:
-            before = fh.tell()
-            fh.write(json.dumps(entry) + "\n")
+        """Append one entry (write-ahead: before the files it names are touched).
+        The handle stays open for the session; flushing to the OS is enough, since
+        the journal guards against a killed process, not a lost machine."""
+        if self._journal_fh is None:
+            self._journal_fh = open(self.root / JOURNAL, "a", encoding="utf-8")
+        fh = self._journal_fh
+        before = fh.tell()
+        fh.write(json.dumps(entry) + "\n")
+        fh.flush()
         return before
+
+    def _truncate_journal(self, offset: int) -> None:
+        if self._journal_fh is not None:
+            self._journal_fh.truncate(offset)
+            self._journal_fh.seek(offset)
+        elif (self.root / JOURNAL).exists():
+            with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
+                fh.truncate(offset)
 
     def _apply(self, txn: _Txn, message: str) -> str:
         """Write, catalog and commit txn, or undo every part of it."""
@@ -260,7 +281,8 @@ class Vine:
             self.catalog.begin()
             for fm, body_tokens in txn.nodes:
                 self.catalog.upsert_node(fm, self.dialect, body_tokens=body_tokens)
-            sha = self._committer.commit(message, {rel: text.encode("utf-8") for rel, text in txn.files.items()})
+            sha = self._committer.commit(message, {rel: text.encode("utf-8") for rel, text in txn.files.items()},
+                                         wait=self._wait_for_commits)
             self.catalog.commit()
         except BaseException:
             self.catalog.rollback()
@@ -282,8 +304,7 @@ class Vine:
         """Drop the journal lines of a write that was undone."""
         if offset is None:
             return
-        with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
-            fh.truncate(offset)
+        self._truncate_journal(offset)
 
     def _write_file(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -361,9 +382,8 @@ class Vine:
         body = br.upsert_entry(parent.body, section_name, fm["id"], line)
         pfm = dict(parent.frontmatter)
         if new or span is None:
-            bananas = len(br.section_entries(body, br.DIRECT_BANANAS))
-            subs = len(br.section_entries(body, br.SUB_BRANCHES))
-            pfm["coverage"] = br.coverage_text(bananas, subs)
+            pfm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
+                                               br.count_entries(body, br.SUB_BRANCHES))
         pfm["updated"] = today()
         self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"))
 
