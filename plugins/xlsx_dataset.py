@@ -319,6 +319,44 @@ class XlsxSheetRows:
             workbook.close()
 
 
+# Sheets up to this many cells keep the rows read by the survey, so the workbook is
+# parsed once; larger sheets stream from the file again (memory stays flat).
+CACHE_CELLS_LIMIT = 200_000
+
+
+class _SurveyCache:
+    """Passes a sheet's rows through to the survey, keeping them while they are few."""
+
+    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
+        self._rows = rows
+        self._cells = 0
+        self.rows: list[tuple[Any, ...]] | None = []
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        for row in self._rows:
+            if self.rows is not None:
+                self._cells += len(row)
+                if self._cells > CACHE_CELLS_LIMIT:
+                    self.rows = None
+                else:
+                    self.rows.append(tuple(row))
+            yield row
+
+
+@dataclass(frozen=True)
+class CachedSheetRows:
+    """A small sheet's rows as the survey read them (row 1 first); picklable."""
+
+    raw: tuple[tuple[Any, ...], ...]
+    plan: SheetPlan
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        for row in self.raw[self.plan.header_row:self.plan.last_row]:
+            rendered = self.plan.render(row)
+            if rendered is not None:
+                yield rendered
+
+
 class XlsxConverter:
     name = "xlsx"
     extensions = (".xlsx", ".xlsm")
@@ -345,7 +383,7 @@ class XlsxConverter:
     def _convert_workbook(self, path: Path, workbook: Any) -> Conversion:
         warnings: list[str] = []
         tables: list[PlannedTable] = []
-        rows: dict[str, XlsxSheetRows] = {}
+        rows: dict[str, XlsxSheetRows | CachedSheetRows] = {}
         skipped_empty: list[str] = []
         merged_tables: list[str] = []
         missing_values = 0
@@ -358,8 +396,9 @@ class XlsxConverter:
                 continue
             label = sheet_label(position, sheet.title)
             sheet.reset_dimensions()  # a lying <dimension> must not drive the loop
+            cache = _SurveyCache(sheet.iter_rows(values_only=True))
             try:
-                plan = survey_sheet(sheet.iter_rows(values_only=True))
+                plan = survey_sheet(cache)
             except Exception as error:  # one unreadable sheet must not sink the others
                 warnings.append(
                     f"{path.name}: sheet {position} could not be read ({type(error).__name__}): "
@@ -381,7 +420,10 @@ class XlsxConverter:
             if stopped:
                 warnings.append(stopped)
             tables.append(PlannedTable(table=table, sheet_label=label, plan=plan))
-            rows[table] = XlsxSheetRows(path=path, sheet_title=sheet.title, plan=plan)
+            if cache.rows is not None:
+                rows[table] = CachedSheetRows(raw=tuple(cache.rows), plan=plan)
+            else:
+                rows[table] = XlsxSheetRows(path=path, sheet_title=sheet.title, plan=plan)
         if not tables:
             raise ConversionError(f"{path.name}: workbook has no data: every sheet is empty")
         if missing_values:

@@ -240,6 +240,19 @@ def test_rows_stream_from_the_file_and_survive_pickling(tmp_path: Path) -> None:
     assert first == second == [(i, i * i) for i in range(1, 2001)]
 
 
+def test_a_sheet_over_the_cache_limit_streams_from_the_file_with_the_same_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # small sheets keep the rows the survey read; big ones re-read the file: same rows
+    path = one_sheet(tmp_path / "big.xlsx", [["n", "when"]] + [[i, dt.date(2026, 1, 1 + i % 28)] for i in range(1, 301)])
+    cached = XlsxConverter().convert(path)
+    monkeypatch.setattr(xlsx_dataset, "CACHE_CELLS_LIMIT", 100)
+    streamed = XlsxConverter().convert(path)
+    assert isinstance(cached.rows["data"], xlsx_dataset.CachedSheetRows)
+    assert isinstance(streamed.rows["data"], xlsx_dataset.XlsxSheetRows)
+    assert list(cached.rows["data"]) == list(streamed.rows["data"])
+    assert list(streamed.rows["data"])[0] == (1, "2026-01-02")
+
+
 def test_encrypted_workbook_is_reported_encrypted(tmp_path: Path) -> None:
     path = tmp_path / "secret.xlsx"
     path.write_bytes(OLE_MAGIC + bytes(600) + "EncryptedPackage".encode("utf-16-le") + bytes(64))
