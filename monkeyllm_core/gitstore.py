@@ -251,6 +251,33 @@ def show_file(root: Path, path: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Each path's bytes at HEAD, None where HEAD has no such file.
+
+    Raises GitError when git cannot answer: "cannot read" must never be taken for
+    "not in HEAD", or a recovery would delete files that are committed."""
+    if not paths:
+        return {}
+    listed = run_git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths)
+    present = [p for p in listed.split("\0") if p]
+    out: dict[str, bytes | None] = {p: None for p in paths}
+    if present:
+        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
+                              input="".join(f"HEAD:{p}\n" for p in present).encode())
+        if proc.returncode != 0:
+            raise GitError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")
+        data, pos = proc.stdout, 0
+        for path in present:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise GitError(f"git cannot read {path} at HEAD")
+            size = int(header[2])
+            out[path] = data[end + 1:end + 1 + size]
+            pos = end + 1 + size + 1
+    return out
+
+
 def commit_count(root: Path) -> int:
     return int(run_git(root, "rev-list", "--count", "HEAD").strip() or 0)
 

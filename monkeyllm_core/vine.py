@@ -160,6 +160,16 @@ class Vine:
             if self._committer is not None:
                 try:
                     self.flush()
+                except BaseException:
+                    # these commits never reached git: put their files back now rather
+                    # than leave the forest dirty until the next writer opens it
+                    self._committer.abort()
+                    try:
+                        if self._recover_journal():
+                            self.reindex()
+                    except Exception:
+                        pass  # the journal stays; the next writable open retries
+                    raise
                 finally:  # a failed flush must not leave fast-import running
                     self._committer.close()
         finally:
@@ -289,6 +299,7 @@ class Vine:
             for rel, text in originals.items():
                 if text is None:
                     (self.root / rel).unlink(missing_ok=True)
+                    _prune_empty_dirs((self.root / rel).parent, self.root)
                 else:
                     self._write_file(rel, text)
                 self._text_cache.pop(rel, None)
@@ -330,25 +341,31 @@ class Vine:
         path = self.root / JOURNAL
         if not path.exists() or not path.read_text().strip():
             return False
+        entries = []
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
-                entry = json.loads(line)
+                entries.append(json.loads(line))
             except ValueError:
                 continue  # a half-written last line: its files were never written
-            for rel in entry.get("files", []):
-                data = gitstore.show_file(self.root, rel)
-                target = self.root / rel
-                target.with_name(f".{target.name}.vine-tmp").unlink(missing_ok=True)
-                if data is None:
-                    target.unlink(missing_ok=True)
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(data)
+        touched = sorted({rel for entry in entries for rel in entry.get("files", [])})
+        at_head = gitstore.read_head_files(self.root, touched)  # raises if git cannot answer
+        for rel in touched:
+            target = self.root / rel
+            target.with_name(f".{target.name}.vine-tmp").unlink(missing_ok=True)
+            data = at_head[rel]
+            if data is None:
+                target.unlink(missing_ok=True)
+                _prune_empty_dirs(target.parent, self.root)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            self._text_cache.pop(rel, None)
+        for entry in reversed(entries):  # a payload replaced twice gets its first version back
             self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
         # the index may hold stale stat data for the restored files
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
-        path.write_text("")
+        self._truncate_journal(0)
         return True
 
     def _catalog_is_stale(self) -> bool:
@@ -685,8 +702,13 @@ class Vine:
         fm = dict(current.frontmatter)
         fm["payload_hash"] = sha256_file(db)
         fm["updated"] = today()
+        body = current.body
+        if section_span(body, "Sample rows") is not None and count:
+            # the generated map states row counts and samples: keep it true
+            from .sample_map import render_sample_rows
+            body = replace_section(body, "Sample rows", render_sample_rows(db))
         txn = _Txn(self)
-        txn.put_node(fm, current.body)
+        txn.put_node(fm, body)
         sha = self._apply(txn, f"tend({node_id}): {verb} {count} row(s)")
         return {"id": node_id, "rows_affected": count, "payload_hash": fm["payload_hash"],
                 "commit": sha, "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
@@ -728,6 +750,16 @@ class Vine:
             db.rollback()
             raise
         return count
+
+
+def _prune_empty_dirs(folder: Path, root: Path) -> None:
+    """Remove folders a rolled-back write created, up to (not including) the root."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or gone): stop climbing
+            return
+        folder = folder.parent
 
 
 def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = None) -> Path:

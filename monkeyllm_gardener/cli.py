@@ -248,8 +248,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _expected_error(exc: Exception) -> int:
+    from monkeyllm_core.gitstore import GitError
     from .config import ConfigError
     from .walk import WalkError
+    if isinstance(exc, GitError):
+        sys.stderr.write(f"error: {exc} (the forest is unchanged for the failed write; "
+                         "check the forest's .git, then run the command again)\n")
+        return EXIT_USAGE
     if isinstance(exc, VineError):
         sys.stderr.write(exc.one_line() + "\n")
         return EXIT_USAGE

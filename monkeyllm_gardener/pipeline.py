@@ -392,8 +392,10 @@ class Gardener:
                           payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))
         else:
             fields["type"] = conv.node_type or "document"
-            name = f"{task.node_id.rsplit('/', 1)[-1]}{Path(f.path.name).suffix.lower()}"
-            fields.update(payload=name, payload_type=conv.payload_type,
+            # a payload that is not a database lives in _assets/ beside the node, like media:
+            # gitignored, so it can never be committed by accident
+            slug = task.node_id.rsplit("/", 1)[-1]
+            fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type,
                           payload_source=str(conv.payload_path or f.path))
             summary = derive_summary(body, title=title, kind_hint="document") if body else title_sentence(title, "document")
         if conv.kind == "dataset" or conv.payload_type == "sqlite":

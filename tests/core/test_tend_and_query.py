@@ -47,6 +47,16 @@ def test_tend_writes_rows_refreshes_the_passport_and_commits_only_markdown(vine,
     forest.assert_clean()
 
 
+def test_tend_keeps_the_sample_rows_count_true(vine, forest):
+    plant_clients(vine, n=3)
+    assert "### clients \u2014 3 rows" in forest.text("clients.md")
+    vine.tend("clients", "INSERT INTO clients VALUES ('Globex', 'industry', 9)")
+    vine.flush()
+    body = forest.text("clients.md")
+    assert "### clients \u2014 4 rows" in body and "3 rows" not in body
+    forest.assert_clean()
+
+
 @pytest.mark.parametrize("sql, code", [
     ("SELECT * FROM clients", "E_QUERY_FORBIDDEN"),
     ("DELETE FROM clients", "E_QUERY_FORBIDDEN"),

@@ -1,0 +1,45 @@
+"""A git failure is an expected error: one line, exit 2, no traceback, forest as before."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+
+
+def test_a_repository_git_cannot_write_gives_one_line_and_changes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "gitconfig").touch()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
+           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8"}
+    forest = tmp_path / "forest"
+    subprocess.run([*VINE, "init", "--forest", str(forest), "--title", "T"], env=env, check=True,
+                   capture_output=True)
+    source = tmp_path / "export" / "notes"
+    source.mkdir(parents=True)
+    (source / "a.md").write_text("# A\n\nA note about the plan for March 2026.\n")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout
+    # fast-import cannot write a pack (the pack folder is a file), while git still reads
+    # HEAD's objects through an alternate object store
+    objects = forest / ".git" / "objects"
+    aside = tmp_path / "objects-aside"
+    shutil.copytree(objects, aside)
+    (objects / "info").mkdir(exist_ok=True)
+    (objects / "info" / "alternates").write_text(f"{aside}\n")
+    shutil.rmtree(objects / "pack")
+    (objects / "pack").write_text("not a folder")
+    result = subprocess.run([*VINE, "adopt", str(tmp_path / "export"), "--forest", str(forest)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")
+    assert not (forest / "notes").exists()  # the failed branch plant was rolled back
+    (objects / "pack").unlink()
+    shutil.copytree(aside / "pack", objects / "pack")
+    (objects / "info" / "alternates").unlink()
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout == head
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=forest, capture_output=True, text=True).stdout == ""
