@@ -39,6 +39,7 @@ from monkeyllm_plugins.xlsx_dataset import (
     PlannedTable,
     SheetPlan,
     describe_tables,
+    fit_dataset,
     schema_for,
     sheet_label,
     stopped_warning,
@@ -223,12 +224,13 @@ class XlsConverter:
                 "Merged ranges could not be inspected in this file; a merged range keeps its "
                 "value in its top-left cell only."
             )
+        schema, fitted_rows, split_notes = fit_dataset(path, tables, rows)
         return Conversion(
             kind="dataset",
             title=path.stem,
-            schema=schema_for(tables),
-            rows=rows,
-            manual_notes=tuple(notes),
+            schema=schema,
+            rows=fitted_rows,
+            manual_notes=tuple(notes + split_notes),
             warnings=tuple(warnings),
         )
 

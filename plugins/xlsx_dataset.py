@@ -46,10 +46,13 @@ from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl
 from monkeyllm_plugins._container import check_zip_container
 from monkeyllm_plugins._tabular import (
+    MAX_TABLES_PER_DATASET,
+    TooManyColumns,
     TypeTracker,
     classify_value,
     convert_value,
     repair_headers,
+    split_wide_table,
     table_name_from,
     unique_name,
 )
@@ -240,6 +243,54 @@ def schema_for(tables: Sequence[PlannedTable]) -> dict[str, dict[str, Any]]:
         }
         for t in tables
     }
+
+
+@dataclass(frozen=True)
+class ColumnSlice:
+    """Columns ``start:stop`` of another re-iterable row source (a wide sheet's part)."""
+
+    rows: Any
+    start: int
+    stop: int
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        for row in self.rows:
+            yield tuple(row[self.start:self.stop])
+
+
+def fit_dataset(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any]
+                ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], list[str]]:
+    """Schema, rows and notes for the engine's limits: a sheet wider than 50 columns is
+    split into parts joined by rowid (nothing dropped); more than 10 tables in all is
+    refused with the fix, since a dataset holds at most 10."""
+    schema = schema_for(tables)
+    taken = set(schema)
+    out_schema: dict[str, dict[str, Any]] = {}
+    out_rows: dict[str, Any] = {}
+    notes: list[str] = []
+    for planned in tables:
+        table = planned.table
+        names = list(schema[table]["columns"])
+        try:
+            parts, note = split_wide_table(table, names)
+        except TooManyColumns as error:
+            raise ConversionError(f"{path.name}: {planned.sheet_label} is too wide ({error}): "
+                                  "split the sheet into several sheets or files") from None
+        if note is None:
+            out_schema[table], out_rows[table] = schema[table], rows[table]
+            continue
+        notes.append(note)
+        for part in parts:
+            name = part.name if part.name == table else unique_name(part.name, taken)
+            taken.add(name)
+            out_schema[name] = {"columns": {n: schema[table]["columns"][n] for n in names[part.start:part.stop]},
+                                "primary_key": []}
+            out_rows[name] = ColumnSlice(rows[table], part.start, part.stop)
+    if len(out_schema) > MAX_TABLES_PER_DATASET:
+        raise ConversionError(
+            f"{path.name}: {len(out_schema)} tables (sheets, with wide sheets split), more than the "
+            f"{MAX_TABLES_PER_DATASET} a dataset holds: split the workbook into several files")
+    return out_schema, out_rows, notes
 
 
 def sheet_label(position: int, title: str) -> str:
@@ -439,12 +490,13 @@ class XlsxConverter:
                 f"{missing_values} formula cell(s) were saved without a computed value "
                 "and are NULL."
             )
+        schema, fitted_rows, split_notes = fit_dataset(path, tables, rows)
         return Conversion(
             kind="dataset",
             title=path.stem,
-            schema=schema_for(tables),
-            rows=rows,
-            manual_notes=tuple(notes),
+            schema=schema,
+            rows=fitted_rows,
+            manual_notes=tuple(notes + split_notes),
             warnings=tuple(warnings),
         )
 

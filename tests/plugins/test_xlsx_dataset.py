@@ -253,6 +253,29 @@ def test_a_sheet_over_the_cache_limit_streams_from_the_file_with_the_same_rows(
     assert list(streamed.rows["data"])[0] == (1, "2026-01-02")
 
 
+def test_a_sheet_wider_than_fifty_columns_is_split_into_parts_and_nothing_is_lost(tmp_path: Path) -> None:
+    header = [f"c{i}" for i in range(1, 121)]
+    path = one_sheet(tmp_path / "wide.xlsx", [header, list(range(1, 121)), list(range(121, 241))])
+    conversion = XlsxConverter().convert(path)
+    assert list(conversion.schema) == ["data", "data_part_2", "data_part_3"]
+    assert [len(conversion.schema[t]["columns"]) for t in conversion.schema] == [50, 50, 20]
+    joined = [a + b + c for a, b, c in zip(*(table_rows(conversion, t) for t in conversion.schema))]
+    assert joined == [tuple(range(1, 121)), tuple(range(121, 241))]
+    assert any("rowid" in note for note in conversion.manual_notes)
+
+
+def test_a_workbook_of_more_than_ten_tables_fails_with_the_fix(tmp_path: Path) -> None:
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for i in range(11):
+        sheet = workbook.create_sheet(f"S{i}")
+        sheet.append(["a"])
+        sheet.append([i])
+    path = save(workbook, tmp_path / "many.xlsx")
+    with pytest.raises(ConversionError, match="11 tables .* split the workbook"):
+        XlsxConverter().convert(path)
+
+
 def test_encrypted_workbook_is_reported_encrypted(tmp_path: Path) -> None:
     path = tmp_path / "secret.xlsx"
     path.write_bytes(OLE_MAGIC + bytes(600) + "EncryptedPackage".encode("utf-16-le") + bytes(64))
