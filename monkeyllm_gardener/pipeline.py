@@ -126,6 +126,7 @@ class Gardener:
               jobs: int | None = None) -> Report:
         source = Path(source).resolve()
         dest = dest.strip("/")
+        self._check_new_source(source, dest)
         report = Report(dry_run=dry_run)
         # recorded once the walk has accepted the source and before the first file: an
         # interrupted adopt is finished by sync, and a refused source (the forest inside
@@ -164,6 +165,19 @@ class Gardener:
         self._finish_curation(report, curator)
         return report
 
+    def _check_new_source(self, source: Path, dest: str) -> None:
+        """A source keeps the dest it was adopted under, and sources never nest: a
+        file must belong to exactly one source, or syncing one would touch the other."""
+        for entry in self.config.sources:
+            root = Path(entry["root"])
+            if root == source:
+                if entry.get("dest", "") != dest:
+                    raise VineError("E_CONFLICT", f"{source} was adopted under --dest '{entry.get('dest', '')}'",
+                                    "Adopt it again with that --dest, or into another forest.")
+            elif root in source.parents or source in root.parents:
+                raise VineError("E_CONFLICT", f"{source} overlaps the adopted source {root}",
+                                "Adopt folders that do not contain each other, or sync the adopted one.")
+
     def _finish_curation(self, report: Report, curator: Any) -> None:
         if curator is not None:
             report.curation_model = curator.model
@@ -188,7 +202,10 @@ class Gardener:
 
         prefix = file_uri(source) + "/"
         existing = vine.catalog.provenance(prefix)
-        by_rel = {row["source_path"]: row for row in existing.values() if row.get("source_path") is not None}
+        # exactly this source's nodes (defence in depth: a nested source, which adopt
+        # refuses, would share the prefix with different source paths)
+        by_rel = {row["source_path"]: row for row in existing.values()
+                  if row.get("source_path") is not None and row["origin"] == file_uri(source / row["source_path"])}
         taken_dirs = {rel: row["id"] for rel, row in by_rel.items() if row["type"] == "branch"}
         taken_files = {rel: row["id"] for rel, row in by_rel.items() if row["type"] != "branch"}
         unprefix = (lambda node_id: node_id[len(dest) + 1:] if dest else node_id)
