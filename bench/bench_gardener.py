@@ -28,7 +28,6 @@ import os
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time

@@ -16,7 +16,6 @@ so ``git status`` is clean after every command.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import time
 from pathlib import Path

@@ -8,25 +8,25 @@ is deleted and a replaced payload put back.
 from __future__ import annotations
 
 import datetime as dt
-import json
+import itertools
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import branches as br
 from . import gitstore
 from .catalog import CATALOG_PATH, Catalog
 from .dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
+from .journal import Journal
 from .lock import ForestLock
 from .passport import Node, parse_node, render_node
 from .rules import (MASTER_ID, check_id, is_branch_id, node_path, parent_of, trail_of,
                     validate_passport)
-from .sections import append_section, get_section, replace_section, section, section_span
+from .sections import append_section, replace_section, section, section_span
 
-JOURNAL = ".git/vine-journal"
 CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
 GENERATED_SECTIONS = ("Query manual", "Sample rows")
 
@@ -72,17 +72,20 @@ class _Txn:
         if replaced is not None:
             self.replaced_payloads.append(replaced)
             entry["replaced_payloads"].append([str(p.relative_to(root)) for p in replaced])
-        at = self.vine._journal(entry)
+        at = self.vine._journal.append(entry)
         if self.journal_at is None:
             self.journal_at = at
+
+    def abandon(self) -> None:
+        """Undo this write's payload work and forget its journal lines."""
+        self.vine._undo_payloads(self.new_payloads, self.replaced_payloads)
+        if self.journal_at is not None:
+            self.vine._journal.truncate(self.journal_at)
 
     def read(self, rel: str) -> str | None:
         if rel in self.files:
             return self.files[rel]
         return self.vine._read_text(rel)
-
-    def write(self, rel: str, text: str) -> None:
-        self.files[rel] = text
 
     def put_node(self, fm: dict[str, Any], body: str) -> None:
         rel = node_path(fm["id"])
@@ -101,7 +104,6 @@ class Vine:
         then return ``commit: None``): for bulk ingestion, where nobody reads them."""
         self.root = Path(root).resolve()
         self._wait_for_commits = commit_ids
-        self._journal_fh: Any = None
         if not is_forest(self.root):
             raise VineError("E_NOT_A_FOREST", f"{self.root} is not a forest (no {SCHEMA_PATH})",
                             "Run `vine init --forest DIR --title TITLE` to create one.")
@@ -111,13 +113,15 @@ class Vine:
         self._lock: ForestLock | None = None
         self._committer: gitstore.Committer | None = None
         self._backups_to_drop: list[Path] = []
+        self._backup_numbers = itertools.count(1)
+        self._journal = Journal(self.root)
         self._closed = False
         if writable:
             self._lock = ForestLock(self.root)
             self._lock.acquire()
             try:
                 self._committer = gitstore.Committer(self.root)
-                recovered = self._recover_journal()
+                recovered = self._recover()
                 self.catalog = Catalog(self.root)
                 if recovered or self._catalog_is_stale():
                     self.reindex()
@@ -150,7 +154,7 @@ class Vine:
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
-        self._truncate_journal(0)
+        self._journal.truncate(0)
 
     def close(self) -> None:
         if self._closed:
@@ -165,7 +169,7 @@ class Vine:
                     # than leave the forest dirty until the next writer opens it
                     self._committer.abort()
                     try:
-                        if self._recover_journal():
+                        if self._recover():
                             self.reindex()
                     except Exception:
                         pass  # the journal stays; the next writable open retries
@@ -174,9 +178,7 @@ class Vine:
                     self._committer.close()
         finally:
             self.catalog.close()
-            if self._journal_fh is not None:
-                self._journal_fh.close()
-                self._journal_fh = None
+            self._journal.close()
             if self._lock is not None:
                 self._lock.release()
 
@@ -249,26 +251,6 @@ class Vine:
         if self._closed:
             raise VineError("E_READONLY", "this Vine is closed", "Open the forest again.")
 
-    def _journal(self, entry: dict[str, Any]) -> int:
-        """Append one entry (write-ahead: before the files it names are touched).
-        The handle stays open for the session; flushing to the OS is enough, since
-        the journal guards against a killed process, not a lost machine."""
-        if self._journal_fh is None:
-            self._journal_fh = open(self.root / JOURNAL, "a", encoding="utf-8")
-        fh = self._journal_fh
-        before = fh.tell()
-        fh.write(json.dumps(entry) + "\n")
-        fh.flush()
-        return before
-
-    def _truncate_journal(self, offset: int) -> None:
-        if self._journal_fh is not None:
-            self._journal_fh.truncate(offset)
-            self._journal_fh.seek(offset)
-        elif (self.root / JOURNAL).exists():
-            with open(self.root / JOURNAL, "r+", encoding="utf-8") as fh:
-                fh.truncate(offset)
-
     def _apply(self, txn: _Txn, message: str) -> str:
         """Write, catalog and commit txn, or undo every part of it."""
         assert self._committer is not None
@@ -277,7 +259,7 @@ class Vine:
             # payloads live beside their passports, referenced by hash, never in git
             raise VineError("E_FRONTMATTER", f"refusing to commit non-markdown file(s): {', '.join(binaries)}",
                             "Only markdown nodes are committed; payloads stay out of git.")
-        journal_at = self._journal({
+        journal_at = self._journal.append({
             "files": sorted(txn.files),
             "new_payloads": [str(p.relative_to(self.root)) for p in txn.new_payloads],
             "replaced_payloads": [[str(p.relative_to(self.root)), str(b.relative_to(self.root))]
@@ -304,18 +286,12 @@ class Vine:
                     self._write_file(rel, text)
                 self._text_cache.pop(rel, None)
             self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
-            self._forget_journal(journal_at if txn.journal_at is None else txn.journal_at)
+            self._journal.truncate(journal_at if txn.journal_at is None else txn.journal_at)
             raise
         self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
         if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
             self.flush()
         return sha
-
-    def _forget_journal(self, offset: int | None) -> None:
-        """Drop the journal lines of a write that was undone."""
-        if offset is None:
-            return
-        self._truncate_journal(offset)
 
     def _write_file(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -336,17 +312,16 @@ class Vine:
             if backup.exists():
                 os.replace(backup, payload)
 
-    def _recover_journal(self) -> bool:
+    def _backup_path(self, payload: Path) -> Path:
+        """Where a replaced payload waits until the checkpoint: one name per
+        replacement, so a payload replaced twice can still be put back to HEAD's."""
+        return payload.with_name(f".{payload.name}.{next(self._backup_numbers)}.vine-old")
+
+    def _recover(self) -> bool:
         """After a crash: put every path touched since the last checkpoint back to HEAD."""
-        path = self.root / JOURNAL
-        if not path.exists() or not path.read_text().strip():
+        entries = self._journal.entries()
+        if not entries:
             return False
-        entries = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                continue  # a half-written last line: its files were never written
         touched = sorted({rel for entry in entries for rel in entry.get("files", [])})
         at_head = gitstore.read_head_files(self.root, touched)  # raises if git cannot answer
         for rel in touched:
@@ -365,7 +340,7 @@ class Vine:
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
         # the index may hold stale stat data for the restored files
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
-        self._truncate_journal(0)
+        self._journal.truncate(0)
         return True
 
     def _catalog_is_stale(self) -> bool:
@@ -459,8 +434,7 @@ class Vine:
             self._list_in_parent(txn, fields, new=True)
             sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
         except BaseException:
-            self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
-            self._forget_journal(txn.journal_at)
+            txn.abandon()
             raise
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
@@ -497,7 +471,7 @@ class Vine:
         dest = self.root / payload_file(fm["id"], str(name))
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.exists():
-            backup = dest.with_name(f".{dest.name}.vine-old")
+            backup = self._backup_path(dest)
             txn.claim_payload(replaced=(dest, backup))
             os.replace(dest, backup)
         else:
@@ -558,16 +532,14 @@ class Vine:
                 new_body = self._install_payload(txn, fm, new_body, Path(payload_source), list(manual_notes),
                                                  move=payload_move)
             if fm == old and new_body == current.body:
-                self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
-                self._forget_journal(txn.journal_at)
+                txn.abandon()
                 return {"id": node_id, "commit": None, "trail": trail_of(node_id)}
             fm["updated"] = today() if fm.get("updated") == old.get("updated") else fm["updated"]
             validate_passport(fm, self.dialect)
             self._put_with_propagation(txn, old, fm, new_body)
             sha = self._apply(txn, message or f"gardener(sync): {node_id}")
         except BaseException:
-            self._undo_payloads(txn.new_payloads, txn.replaced_payloads)
-            self._forget_journal(txn.journal_at)
+            txn.abandon()
             raise
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
@@ -584,7 +556,7 @@ class Vine:
         txn.claim_payload(new=fresh)
         create_dataset(fresh, schema, rows)
         if db.exists():
-            backup = db.with_name(f".{db.name}.vine-old")
+            backup = self._backup_path(db)
             txn.claim_payload(replaced=(db, backup))
             os.replace(db, backup)
         else:

@@ -40,7 +40,6 @@ from monkeyllm_plugins.xlsx_dataset import (
     SheetPlan,
     describe_tables,
     fit_dataset,
-    schema_for,
     sheet_label,
     stopped_warning,
     survey_sheet,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core import Vine, VineError, parse_node
+from monkeyllm_core import Vine, parse_node
 from monkeyllm_core.gitstore import GitError
 
 

@@ -133,6 +133,7 @@ def test_dataset_plant_from_a_schema_with_keyword_columns_and_100k_generated_row
                          "body": "# Orders 2026\n\n## Notes\n\namount is in USD.\n",
                          "schema": KEYWORD_SCHEMA, "rows": {"orders": rows_of(100_000)}})
     vine.flush()
+    assert result["commit"] == forest.head() and result["trail"] == ["_index", "sales/_index"]
     db = forest.root / "sales" / "orders-2026.db"
     node = parse_node(forest.text("sales/orders-2026.md"))
     fm = node.frontmatter
