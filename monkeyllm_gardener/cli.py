@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def forest_arg(p: argparse.ArgumentParser) -> None:
         p.add_argument("--forest", help="the forest directory (default: the current directory)")
+        # also accepted after the subcommand; SUPPRESS keeps `vine --traceback adopt` working
+        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="re-raise errors with a traceback")
 
     p = sub.add_parser("init", help="create a forest")
     forest_arg(p)
@@ -192,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for verb, func in (("adopt", cmd_adopt), ("sync", cmd_sync)):
         p = sub.add_parser(verb, help=f"{verb} an export folder")
-        p.add_argument("source", nargs=None if verb == "adopt" else "?")
+        p.add_argument("source", nargs=None if verb == "adopt" else "?",
+                       help="the export folder" + ("" if verb == "adopt" else " (default: every adopted source)"))
         forest_arg(p)
         if verb == "adopt":
             p.add_argument("--dest", help="branch to adopt under (default: the forest root)")
