@@ -72,9 +72,15 @@ def _ensure_section(body: str, section: str) -> str:
     return body + f"\n## {section}\n"
 
 
-def find_entry(body: str, child_id: str) -> tuple[int, int] | None:
-    """Span of the entry line for child_id (without its newline), anywhere."""
+LISTINGS = (SUB_BRANCHES, DIRECT_BANANAS)
+
+
+def find_entry(body: str, child_id: str, sections: tuple[str, ...] = LISTINGS) -> tuple[int, int] | None:
+    """Span of the entry line for child_id (without its newline) in one of ``sections``:
+    by default the two listings, so a cross trail or a landmark naming the same id is
+    never taken for the child's own entry."""
     needle = f"- [[{child_id}]]"
+    bounds = [b for b in (_section_bounds(body, name) for name in sections) if b is not None]
     pos = 0
     while True:
         pos = body.find(needle, pos)
@@ -82,10 +88,27 @@ def find_entry(body: str, child_id: str) -> tuple[int, int] | None:
             return None
         if pos == 0 or body[pos - 1] == "\n":
             after = pos + len(needle)
-            if after == len(body) or body[after] in " \n":
+            if (after == len(body) or body[after] in " \n") and any(lo <= pos < hi for lo, hi in bounds):
                 end = body.find("\n", pos)
                 return pos, len(body) if end == -1 else end
         pos += len(needle)
+
+
+def refresh_repeats(body: str, old_lines: tuple[str, ...], new_line: str,
+                    sections: tuple[str, ...] = (LANDMARKS, CROSS_TRAILS)) -> str:
+    """Rewrite, in ``sections``, every line that repeats a child's old entry verbatim
+    (one of ``old_lines``) as ``new_line``; a line a person wrote differently stays."""
+    wanted = set(old_lines) - {new_line}
+    if not wanted or not any(line in body for line in wanted):
+        return body
+    lines = body.split("\n")
+    current = None
+    for i, line in enumerate(lines):
+        if line.startswith("## "):
+            current = line[3:].strip()
+        elif current in sections and line in wanted:
+            lines[i] = new_line
+    return "\n".join(lines)
 
 
 def upsert_entry(body: str, section: str, child_id: str, line: str) -> str:

@@ -96,8 +96,10 @@ class Catalog:
 
     def upsert_node(self, fm: dict[str, Any], dialect: Dialect, *, body_tokens: int | None = None) -> None:
         node_id = fm["id"]
-        tags = fm.get("tags") or []
-        aliases = fm.get("aliases") or []
+        # a hand-edited passport may hold any YAML shape: the catalog keeps what it can
+        # read (validate reports the rest), it never fails a reindex over one node
+        tags = _strings(fm.get("tags"))
+        aliases = _strings(fm.get("aliases"))
         row = {
             "id": node_id, "type": fm.get("type"),
             "kind": "branch" if is_branch_id(node_id) else "banana",
@@ -113,6 +115,7 @@ class Catalog:
             "source_mtime": fm.get("source_mtime"), "stale": 1 if fm.get("stale") else 0,
             "body_tokens": body_tokens,
         }
+        row = {key: _scalar(value) for key, value in row.items()}
         cols = ", ".join(NODE_COLUMNS)
         marks = ", ".join(f":{c}" for c in NODE_COLUMNS)
         # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
@@ -130,11 +133,13 @@ class Catalog:
     def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect) -> None:
         self.db.execute("DELETE FROM edges WHERE source = ? AND inferred = 0", (node_id,))
         self.db.execute("DELETE FROM edges WHERE target = ? AND inferred = 1", (node_id,))
-        for link in links:
-            rel, target = link.get("rel"), link.get("target")
-            if not rel or not target:
+        for link in links if isinstance(links, list) else []:
+            if not isinstance(link, dict):
                 continue
-            conf = link.get("confidence", 1.0)
+            rel, target = link.get("rel"), link.get("target")
+            if not isinstance(rel, str) or not isinstance(target, str) or not rel or not target:
+                continue
+            conf = _scalar(link.get("confidence", 1.0))
             self.db.execute("INSERT INTO edges VALUES (?, ?, ?, ?, 0)", (node_id, rel, target, conf))
             inverse = dialect.inverse(rel)
             if inverse:
@@ -198,3 +203,14 @@ class Catalog:
         rows = self.db.execute(sql, params).fetchall()
         return [{"id": r[0], "kind": r[1], "type": r[2], "title": r[3], "summary": r[4],
                  "score": round(-r[5], 4)} for r in rows]
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _scalar(value: Any) -> Any:
+    """A value SQLite can bind: other YAML shapes (lists, maps) are stored as JSON."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

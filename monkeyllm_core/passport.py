@@ -70,7 +70,7 @@ def parse_node(text: str, *, where: str = "node") -> Node:
         body = body[1:]
     try:
         data = yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date like 2026-13-45
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 2}" if mark is not None else ""
         raise VineError("E_FRONTMATTER", f"{where}: invalid YAML{at}",

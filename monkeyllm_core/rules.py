@@ -32,6 +32,27 @@ def check_id(node_id: str) -> None:
                         "separators, no '.md', no '..' or empty segments.")
 
 
+# Folders the engine keeps out of the node graph (node_files and the walk skip them),
+# and characters that would break an entry line's ``[[id]]`` wikilink or its line.
+RESERVED_SEGMENTS = ("_derived", "_assets")
+_WIKILINK_BREAKERS = re.compile(r"[\[\]|#\x00-\x1f\x7f]")
+
+
+def check_new_id(node_id: str) -> None:
+    """The stricter rule for an id being created: on top of ``check_id``, no hidden
+    segment (``.git``, ``.x``: never listed, never read back), no segment the
+    derived layer or the payload store owns, and nothing that breaks ``[[id]]``."""
+    check_id(node_id)
+    segments = node_id.split("/")
+    bad = (any(seg.startswith(".") or seg in RESERVED_SEGMENTS for seg in segments)
+           or _WIKILINK_BREAKERS.search(node_id) is not None
+           or any(seg != seg.strip() for seg in segments))
+    if bad:
+        raise VineError("E_FRONTMATTER", f"invalid id {node_id!r}",
+                        "An id may not start a segment with '.', use _derived or _assets as a folder, "
+                        "or contain control characters, '[', ']', '|' or '#'.")
+
+
 def is_branch_id(node_id: str) -> bool:
     return node_id == MASTER_ID or node_id.endswith("/_index")
 

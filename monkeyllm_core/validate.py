@@ -70,7 +70,8 @@ def validate_forest(vine: Vine) -> list[Finding]:
         children[parent].append(node_id)
 
     for node_id, fm in nodes.items():
-        for link in fm.get("links") or []:
+        links = fm.get("links")
+        for link in links if isinstance(links, list) else []:  # another shape: validate_passport said so
             if isinstance(link, dict) and link.get("target") not in nodes:
                 add("error", "E_NOT_FOUND", node_id, f"link {link.get('rel')} -> {link.get('target')} is broken")
         for target in _WIKILINK.findall(_strip_code(bodies[node_id])):
@@ -107,6 +108,9 @@ def _check_branch(branch_id, fm, body, kids, nodes, add) -> None:
         if entry not in nodes:
             add("error", "E_BRANCH", branch_id, f"entry [[{entry}]] points to no node")
     for line in br.section_lines(body, br.SUB_BRANCHES) + br.section_lines(body, br.DIRECT_BANANAS):
+        if "]]" not in line:  # a hand-edited line: say so instead of failing on it
+            add("error", "E_BRANCH", branch_id, f"entry line {line[:60]!r} is not closed with ']]'")
+            continue
         kid = line[4:line.index("]]")]
         kfm = nodes.get(kid)
         if kfm is None or not kfm.get("summary"):

@@ -23,7 +23,7 @@ from .errors import VineError, estimate_tokens
 from .journal import Journal
 from .lock import ForestLock
 from .passport import Node, parse_node, render_node
-from .rules import (MASTER_ID, check_id, is_branch_id, node_path, parent_of, trail_of,
+from .rules import (MASTER_ID, check_id, check_new_id, is_branch_id, node_path, parent_of, trail_of,
                     validate_passport)
 from .sections import append_section, replace_section, section, section_span
 
@@ -199,11 +199,19 @@ class Vine:
         cached = self._text_cache.get(rel)
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise VineError("E_FRONTMATTER", f"{rel}: not UTF-8 text (byte {exc.start})",
+                            "Re-save the file as UTF-8.") from None
         self._text_cache[rel] = (st.st_mtime_ns, st.st_size, text)
         return text
 
     def exists(self, node_id: str) -> bool:
+        try:
+            check_id(node_id)  # an id that is not one (``../x``) names no node
+        except VineError:
+            return False
         return (self.root / node_path(node_id)).is_file()
 
     def read(self, node_id: str) -> Node:
@@ -289,6 +297,8 @@ class Vine:
             self._journal.truncate(journal_at if txn.journal_at is None else txn.journal_at)
             raise
         self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
+        if SCHEMA_PATH in txn.files:  # a graft declared (or dropped) types or rels
+            self.dialect = load_dialect(self.root)
         if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
             self.flush()
         return sha
@@ -360,11 +370,16 @@ class Vine:
             return br.entry_line(fm["id"], fm["summary"], str(fm.get("coverage") or br.coverage_text(0, 0)))
         return br.entry_line(fm["id"], fm["summary"])
 
-    def _list_in_parent(self, txn: _Txn, fm: Mapping[str, Any], *, new: bool) -> None:
-        """Insert or refresh fm's entry line in its parent, and keep coverage true upward."""
+    def _list_in_parent(self, txn: _Txn, fm: Mapping[str, Any], *, new: bool,
+                        old: Mapping[str, Any] | None = None) -> None:
+        """Insert or refresh fm's entry line in its parent, and keep coverage true upward.
+        ``old`` (the passport before this write) lets the ancestors' Landmarks and Cross
+        trails that repeat the old entry verbatim follow it."""
         parent_id = parent_of(fm["id"])
-        if parent_id is None:
-            return
+        if parent_id is None or fm["id"].startswith("_meta/"):
+            return  # the dialect (and anything in _meta) is listed by no branch
+        if old is not None:
+            self._refresh_repeats(txn, old, fm, parent_id)
         parent = self._branch(txn, parent_id)
         section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
         line = self._entry_for(fm)
@@ -377,13 +392,40 @@ class Vine:
             pfm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
                                                br.count_entries(body, br.SUB_BRANCHES))
         pfm["updated"] = today()
-        self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"))
+        self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"),
+                         old=parent.frontmatter)
 
-    def _put_branch(self, txn: _Txn, fm: dict[str, Any], body: str, *, coverage_changed: bool) -> None:
+    def _refresh_repeats(self, txn: _Txn, old: Mapping[str, Any], fm: Mapping[str, Any], parent_id: str) -> None:
+        """A summary is repeated by the master's Landmarks and by Cross trails: every
+        ancestor index line that repeats the old entry verbatim takes the new one."""
+        if not old.get("summary") or not fm.get("summary"):
+            return
+        pairs = [(self._entry_for(old), self._entry_for(fm))]
+        if is_branch_id(fm["id"]):  # a repeat may leave the coverage out
+            pairs.append((br.entry_line(old["id"], old["summary"]), br.entry_line(fm["id"], fm["summary"])))
+        if all(o == n for o, n in pairs):
+            return
+        needle = f"- [[{fm['id']}]]"
+        for ancestor in trail_of(fm["id"]):
+            text = txn.read(node_path(ancestor))
+            # the parent lists the child once itself: only a second mention is a repeat
+            if text is None or text.count(needle) < (2 if ancestor == parent_id else 1):
+                continue
+            node = parse_node(text, where=node_path(ancestor))
+            body = node.body
+            for old_line, new_line in pairs:
+                body = br.refresh_repeats(body, (old_line,), new_line)
+            if body != node.body:
+                afm = dict(node.frontmatter)
+                afm["updated"] = today()
+                txn.put_node(afm, body)
+
+    def _put_branch(self, txn: _Txn, fm: dict[str, Any], body: str, *, coverage_changed: bool,
+                    old: Mapping[str, Any] | None = None) -> None:
         txn.put_node(fm, body)
         if coverage_changed:
             # the grandparent's entry line for this branch carries its coverage
-            self._list_in_parent(txn, fm, new=False)
+            self._list_in_parent(txn, fm, new=False, old=old)
 
     # -- plant ----------------------------------------------------------------------
     def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
@@ -398,7 +440,7 @@ class Vine:
         payload_source = fields.pop("payload_source", None)
         payload_move = bool(fields.pop("payload_move", False))
         node_id = fields.get("id")
-        check_id(node_id)
+        check_new_id(node_id)
         expected_parent = parent_of(node_id)
         if parent is not None and parent != expected_parent:
             raise VineError("E_FRONTMATTER", f"{node_id}: parent {parent!r} breaks the parent rule",
@@ -572,7 +614,7 @@ class Vine:
             body = br.set_blockquote(body, fm["summary"])
         txn.put_node(fm, body)
         if fm.get("summary") != old.get("summary") or fm.get("coverage") != old.get("coverage"):
-            self._list_in_parent(txn, fm, new=False)
+            self._list_in_parent(txn, fm, new=False, old=old)
 
     # -- graft --------------------------------------------------------------------------
     def graft(self, node_id: str, patch: Mapping[str, Any], *, message: str | None = None) -> dict[str, Any]:
@@ -616,6 +658,7 @@ class Vine:
                 continue
             if not isinstance(link.get("target"), str):
                 raise VineError("E_FRONTMATTER", f"{node_id}: a link needs a target", "Give rel and target.")
+            check_id(link["target"])  # a target is an id: never a path outside the forest
             if not self.exists(link["target"]):
                 raise VineError("E_NOT_FOUND", f"{node_id}: link target {link['target']!r} does not exist",
                                 "Link only to existing node ids.")
@@ -654,12 +697,31 @@ class Vine:
         result = {"id": node_id, "commit": None, "fortified": fortified, "trail": trail_of(node_id)}
         if not what:
             return result
+        if is_branch_id(node_id) and body != current.body:
+            body = self._checked_branch_body(node_id, current.body, body, fm)
         fm["updated"] = today()
         validate_passport(fm, self.dialect)
         txn = _Txn(self)
         self._put_with_propagation(txn, old, fm, body)
         result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
         return result
+
+    def _checked_branch_body(self, node_id: str, old_body: str, body: str, fm: dict[str, Any]) -> str:
+        """A branch body a person edits stays a true map: every listed child keeps its
+        entry line, coverage is recounted and the ``>`` line mirrors the summary."""
+        listed = set(br.section_entries(body, br.SUB_BRANCHES) + br.section_entries(body, br.DIRECT_BANANAS))
+        dropped = [kid for kid in br.section_entries(old_body, br.SUB_BRANCHES)
+                   + br.section_entries(old_body, br.DIRECT_BANANAS) if kid not in listed and self.exists(kid)]
+        if dropped:
+            raise VineError("E_FRONTMATTER", f"{node_id}: the new body drops the entry line of {', '.join(dropped[:3])}"
+                            + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else ""),
+                            "A branch lists every child under Sub-branches / Direct bananas; keep those lines.")
+        fm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
+                                          br.count_entries(body, br.SUB_BRANCHES))
+        quote = br.blockquote(body)
+        if quote is not None and quote != br.one_line(str(fm.get("summary") or "")):
+            body = br.set_blockquote(body, str(fm["summary"]))
+        return body
 
     # -- tend -------------------------------------------------------------------------------
     def tend(self, node_id: str, sql: str) -> dict[str, Any]:
@@ -755,9 +817,15 @@ def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = 
     schema = {"id": "_meta/schema", "type": "note", "title": "Dialect",
               "summary": "The node types and edge rels this forest accepts, with their inverses.",
               "created": now, "updated": now, "source": "manual"}
+    ignored = ["_derived/", ".vine.lock", "*.db", "*.sqlite", "*.sqlite3", "_assets/", "_meta/gardener.yaml",
+               "*.vine-tmp", "*.vine-new", "*.vine-old"]
+    # an existing repository keeps its own ignore rules; ours are added after them
+    existing = (root_path / ".gitignore").read_text(encoding="utf-8") if (root_path / ".gitignore").is_file() else ""
+    have = set(existing.splitlines())
+    gitignore = (existing.rstrip("\n") + "\n" if existing.strip() else "") + \
+        "".join(f"{line}\n" for line in ignored if line not in have)
     files = {
-        ".gitignore": "_derived/\n.vine.lock\n*.db\n*.sqlite\n*.sqlite3\n_assets/\n_meta/gardener.yaml\n"
-                      "*.vine-tmp\n*.vine-new\n*.vine-old\n",
+        ".gitignore": gitignore,
         "_index.md": render_node(master, br.branch_body(title, summary, master=True)),
         SCHEMA_PATH: render_node(schema, default_schema_body()),
     }

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.rules import check_summary, parent_of
+from monkeyllm_core.rules import check_new_id, check_summary, parent_of
 
 from .config import GardenerConfig
 from .conversion import Conversion
@@ -126,6 +126,7 @@ class Gardener:
               jobs: int | None = None) -> Report:
         source = Path(source).resolve()
         dest = dest.strip("/")
+        _check_dest(dest)  # before anything is recorded: a refused dest must not break later syncs
         self._check_new_source(source, dest)
         report = Report(dry_run=dry_run)
         # recorded once the walk has accepted the source and before the first file: an
@@ -230,11 +231,16 @@ class Gardener:
         for rel, row in sorted(by_rel.items()):
             if row["type"] == "branch" or rel in walked or not in_scope(rel):
                 continue
-            report.stale.append(row["id"])
             if not row["stale"] and not dry_run:
-                vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
+                try:
+                    vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
+                except VineError as exc:  # one unwritable passport must not abort the batch
+                    report.errors.append(f"{rel}: vanished, but {row['id']} cannot be marked stale: "
+                                         f"{_one_line(exc)}")
+                    continue
             elif not row["stale"]:
                 report.plan.append(f"mark stale {row['id']}")
+            report.stale.append(row["id"])
 
         if dry_run:
             for task in tasks:
@@ -505,6 +511,13 @@ class Gardener:
         """A changed source: body and payload replaced together; curated fields kept."""
         current = vine.read(task.node_id)
         old = current.frontmatter
+        was, now = _payload_family(old), _payload_family(fields)
+        if was != now:
+            # a node's type is fixed (graft refuses to change it): refreshing a dataset
+            # with prose would leave its old rows posing as current, so say so instead
+            raise VineError("E_CONFLICT", f"{task.node_id} is a {was} node but {task.file.rel} now converts "
+                            f"to a {now} node; the node is left unchanged",
+                            "Rename the source file to plant a new node, or remove the old node by hand.")
         payload_source = fields.pop("payload_source", None)
         payload_move = fields.pop("payload_move", False)
         manual_notes = fields.pop("manual_notes", ())
@@ -559,6 +572,29 @@ class Gardener:
 
 
 # -- helpers -----------------------------------------------------------------------------
+def _payload_family(fm: Mapping[str, Any]) -> str:
+    if fm.get("payload_type") == "sqlite" or fm.get("type") == "dataset":
+        return "dataset"
+    return "payload-backed" if fm.get("payload") else "text"
+
+
+def _check_dest(dest: str) -> None:
+    """A --dest names branches the Gardener will plant: each segment must make a valid
+    id, and none may take a name the forest reserves (``_index``, ``_meta``, ...)."""
+    if not dest:
+        return
+    try:
+        check_new_id(f"{dest}/_index")
+    except VineError:
+        reason = True
+    else:
+        reason = any(seg.startswith("_") for seg in dest.split("/"))
+    if reason:
+        raise VineError("E_FRONTMATTER", f"--dest {dest!r} is not a branch path",
+                        "Use folder names joined by '/', e.g. --dest docs/exports; no '..', no empty "
+                        "segments, no segment starting with '_' or '.'.")
+
+
 def _tidy(line: str, name: str) -> str:
     """Report lines already start with the file's path: drop the file name that
     converters and the host repeat (``xlsx failed on a.xlsx: a.xlsx: corrupt``)."""
