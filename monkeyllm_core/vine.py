@@ -632,6 +632,7 @@ class Vine:
         if unknown:
             raise VineError("E_FRONTMATTER", f"graft: unknown patch key(s) {', '.join(sorted(unknown))}",
                             "Use set_frontmatter, add_links, remove_links, append_section, replace_section or body.")
+        _check_patch_shape(patch)
         for key, value in (patch.get("set_frontmatter") or {}).items():
             if key in ("id", "type", "created") and value != old.get(key):
                 raise VineError("E_FRONTMATTER", f"{node_id}: {key} cannot change",
@@ -784,6 +785,27 @@ class Vine:
             db.rollback()
             raise
         return count
+
+
+def _check_patch_shape(patch: Mapping[str, Any]) -> None:
+    """A malformed patch is an E_FRONTMATTER error naming the key, never a TypeError."""
+    def bad(key: str, shape: str) -> VineError:
+        return VineError("E_FRONTMATTER", f"graft: {key} must be {shape}",
+                         "See primitives.md, graft: the patch keys and their shapes.")
+    if "set_frontmatter" in patch and not isinstance(patch["set_frontmatter"] or {}, Mapping):
+        raise bad("set_frontmatter", "a mapping of frontmatter keys to values")
+    for key in ("add_links", "remove_links"):
+        links = patch.get(key) or []
+        if not isinstance(links, list) or not all(isinstance(link, Mapping) for link in links):
+            raise bad(key, "a list of {rel, target} mappings")
+    for key in ("append_section", "replace_section"):
+        spec = patch.get(key)
+        if spec and not (isinstance(spec, Mapping) and isinstance(spec.get("header"), str)
+                         and spec["header"].strip() and "\n" not in spec["header"]
+                         and isinstance(spec.get("body", ""), str)):
+            raise bad(key, "a mapping with a one-line 'header' and a string 'body'")
+    if "body" in patch and not isinstance(patch["body"], str):
+        raise bad("body", "a string")
 
 
 def _prune_empty_dirs(folder: Path, root: Path) -> None:

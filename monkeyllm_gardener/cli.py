@@ -114,13 +114,16 @@ def cmd_rollup(args: argparse.Namespace) -> int:
     forest = _forest(args)
     curator = _curator(args, forest)
     try:
+        problems: list[str] = []
         with Vine(forest) as vine:
-            stats = rollup_forest(vine, curator=curator, only_ingest=not args.all)
+            stats = rollup_forest(vine, curator=curator, only_ingest=not args.all, problems=problems)
     finally:
         if curator is not None:
             curator.close()
     if curator is not None:
         _print(f"curation model: {curator.model}")
+    for line in problems:
+        _print(f"warning: {line}")
     _print(f"rollup: {stats['rolled']} branch(es) rolled, {stats['fallbacks']} fallback(s), {stats['skipped']} skipped")
     if curator is not None:
         _print(f"curation: {curator.stats()!r}")

@@ -138,7 +138,8 @@ class Gardener:
                             on_walked=record)
             if curator is not None and not dry_run:
                 from .rollup import rollup_forest
-                report.rollup = rollup_forest(vine, curator=curator, only_ingest=True)
+                report.rollup = rollup_forest(vine, curator=curator, only_ingest=True,
+                                              problems=report.warnings)
         self._finish_curation(report, curator)
         return report
 
@@ -162,7 +163,8 @@ class Gardener:
                                 curator=curator, dry_run=dry_run, jobs=jobs, only_path=path)
             if curator is not None and not dry_run:
                 from .rollup import rollup_forest
-                report.rollup = rollup_forest(vine, curator=curator, only_ingest=True)
+                report.rollup = rollup_forest(vine, curator=curator, only_ingest=True,
+                                              problems=report.warnings)
         self._finish_curation(report, curator)
         return report
 
@@ -284,7 +286,8 @@ class Gardener:
             if dry_run:
                 report.plan.append(f"plant branch {branch_id}")
                 continue
-            summary = cut_at_word(f"Documents adopted from source folder '{name}'.")
+            summary = cut_at_word(f"Documents adopted from source folder '{name}'." if rel is not None
+                                  else f"Branch holding the sources adopted under '{name}'.")
             fields: dict[str, Any] = {"id": branch_id, "type": "branch", "title": name, "summary": summary,
                                       "source": "ingest"}
             if rel is not None:

@@ -149,3 +149,22 @@ def test_a_patch_that_changes_nothing_makes_no_commit(grove, forest):
     result = grove.graft("sales/policy", {"set_frontmatter": {"summary": "Return windows per channel."}})
     grove.flush()
     assert result["commit"] is None and forest.head() == head
+
+
+@pytest.mark.parametrize("patch", [
+    {"set_frontmatter": ["summary", "x"]},
+    {"add_links": "notes/b"},
+    {"add_links": ["notes/b"]},
+    {"append_section": {"body": "no header"}},
+    {"append_section": {"header": "Two\nlines", "body": "x"}},
+    {"replace_section": "Notes"},
+    {"body": 42},
+])
+def test_a_malformed_patch_is_an_expected_error_and_changes_nothing(vine, forest, patch):
+    vine.plant({"id": "solo", "type": "note", "title": "Solo", "summary": "A lone note."})
+    vine.flush()
+    before = forest.text("solo.md")
+    with pytest.raises(VineError) as caught:
+        vine.graft("solo", patch)
+    assert caught.value.code == "E_FRONTMATTER" and "graft:" in caught.value.message
+    assert forest.text("solo.md") == before

@@ -88,3 +88,19 @@ def test_rollup_all_includes_the_master_index(vine: Any, cli: Any, forest: Path,
     master = cli.node(forest, "_index")
     assert f"\n> {master['summary']}\n" in cli.body(forest, "_index")
     vine.assert_consistent(forest)
+
+
+def test_one_unreadable_branch_is_skipped_and_named_while_the_others_roll(vine: Any, forest: Path,
+                                                                         tmp_path: Path) -> None:
+    source = tmp_path / "two"
+    for folder in ("good", "bad"):
+        (source / folder).mkdir(parents=True)
+        (source / folder / "note.md").write_text(f"# {folder}\n\nThe {folder} note of March 2026.\n")
+    vine.adopt(source, forest)
+    bad = forest / "bad" / "_index.md"
+    bad.write_text(bad.read_text().replace("type: branch", "type: [branch"))  # invalid YAML
+    result = vine("rollup", "--forest", forest)
+    assert result.returncode == 0, result.describe()
+    assert "warning: rollup skipped bad/_index: error E_FRONTMATTER" in result.stdout
+    assert re.search(r"rollup: 1 branch\(es\) rolled, 0 fallback\(s\), 2 skipped", result.stdout), result.stdout
+    assert 'Folder "good"' in (forest / "good" / "_index.md").read_text()
