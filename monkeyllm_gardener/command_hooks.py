@@ -89,8 +89,15 @@ def title_from_markdown(markdown: str) -> str | None:
     for line in markdown.splitlines():
         if not line.strip():
             continue
-        match = re.match(r"#\s+(.+?)\s*#*\s*$", line)
-        return match.group(1).strip() if match else None
+        # Parsed by hand, not with one "#\s+(.+?)\s*#*\s*$" pattern: that backtracks
+        # in cubic time on a long run of spaces and hung on a 5 KB title line.
+        if not re.match(r"#\s", line):
+            return None
+        text = line[1:].strip()
+        bare = text.rstrip("#")
+        if bare != text and bare[-1:].isspace():
+            text = bare.strip()
+        return text or None
     return None
 
 

@@ -42,9 +42,21 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _EMPHASIS = re.compile(r"(\*\*|__|~~)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?!\w)|(?<![\w_])_(?!\s)(.+?)(?<!\s)_(?![\w])")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+")
-_LINK_ONLY = re.compile(r"^(?:\s*(?:!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?://\S+)\s*[,;|·•-]?)+\s*$")
+# The tokens a link-only line is made of, and what may sit between them. Checked by
+# removing the tokens, not by one anchored "(token separator?)+" pattern: that one
+# backtracks exponentially on a line like "http://http://http://... !".
+_LINK_TOKEN = re.compile(r"!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?://\S+")
+_LINK_SEPARATORS = re.compile(r"[\s,;|·•-]*")
 _SPACES = re.compile(r"\s+")
 _REFERENCE_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
+_ATX_H1 = re.compile(r"\s{0,3}#(?!#)\s")
+# A summary needs the opening prose only. Several inline patterns (emphasis, links,
+# comments) cost time quadratic in the length of a line without closing marks, so
+# the deriver reads a bounded opening: long lines and paragraphs are cut, and text
+# past the first _MAX_SCANNED_CHARS is never looked at.
+_MAX_LINE_CHARS = 2_000
+_MAX_BLOCK_CHARS = 2_000
+_MAX_SCANNED_CHARS = 200_000
 
 
 def split_frontmatter(text: str) -> tuple[str, str] | None:
@@ -91,12 +103,13 @@ def _prose_blocks(markdown: str) -> list[str]:
 
     def flush() -> None:
         if current:
-            text = strip_inline_markdown(" ".join(current))
+            text = strip_inline_markdown(" ".join(current)[:_MAX_BLOCK_CHARS])
             if text:
                 blocks.append(text)
             current.clear()
 
-    lines = strip_frontmatter(markdown).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
+    lines = opening.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fence: str | None = None
     in_comment = False
     for index, line in enumerate(lines):
@@ -104,22 +117,16 @@ def _prose_blocks(markdown: str) -> list[str]:
             if line.strip().startswith(fence):
                 fence = None
             continue
-        if in_comment:
-            if "-->" in line:
-                in_comment = False
-                line = line.split("-->", 1)[1]
-            else:
-                continue
-        line = re.sub(r"<!--.*?-->", "", line)
-        if "<!--" in line:
-            line, _ = line.split("<!--", 1)
-            in_comment = True
+        line, in_comment = _outside_comments(line, in_comment)
+        if in_comment and not line.strip():
+            continue
+        line = line[:_MAX_LINE_CHARS]
         fence_match = _FENCE.match(line)
         if fence_match:
             flush()
             fence = fence_match.group(1)[0] * 3
             continue
-        next_line = lines[index + 1] if index + 1 < len(lines) else ""
+        next_line = lines[index + 1][:_MAX_LINE_CHARS] if index + 1 < len(lines) else ""
         if (
             not line.strip()
             or _HEADING.match(line)
@@ -128,7 +135,7 @@ def _prose_blocks(markdown: str) -> list[str]:
             or _TABLE_LINE.match(line)
             or _TABLE_SEPARATOR.match(line)
             or _REFERENCE_DEF.match(line)
-            or _LINK_ONLY.match(_LIST_MARKER.sub("", line))
+            or _is_link_only(_LIST_MARKER.sub("", line))
         ):
             flush()
             continue
@@ -144,6 +151,34 @@ def _prose_blocks(markdown: str) -> list[str]:
         current.append(line.strip())
     flush()
     return blocks
+
+
+def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """The parts of ``line`` outside HTML comments, and whether a comment is still
+    open at its end. A linear scan (a ``<!--.*?-->`` pattern is quadratic on a line of
+    unclosed ``<!--``)."""
+    kept: list[str] = []
+    position = 0
+    while position <= len(line):
+        if in_comment:
+            end = line.find("-->", position)
+            if end == -1:
+                return "".join(kept), True
+            position, in_comment = end + 3, False
+        else:
+            start = line.find("<!--", position)
+            if start == -1:
+                kept.append(line[position:])
+                break
+            kept.append(line[position:start])
+            position, in_comment = start + 4, True
+    return "".join(kept), in_comment
+
+
+def _is_link_only(line: str) -> bool:
+    """A line made only of links, images, autolinks or bare URLs (and separators)."""
+    rest, found = _LINK_TOKEN.subn(" ", line)
+    return found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None
 
 
 def _sentences(blocks: Sequence[str]) -> list[str]:
@@ -201,7 +236,8 @@ def is_valid_summary(summary: str) -> bool:
 def first_h1(markdown: str) -> str | None:
     """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
     frontmatter and code fences; None when there is none."""
-    lines = strip_frontmatter(markdown).replace("\r\n", "\n").split("\n")
+    opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
+    lines = [line[:_MAX_LINE_CHARS] for line in opening.replace("\r\n", "\n").split("\n")]
     fence: str | None = None
     for index, line in enumerate(lines):
         if fence is not None:
@@ -212,9 +248,9 @@ def first_h1(markdown: str) -> str | None:
         if fence_match:
             fence = fence_match.group(1)[0] * 3
             continue
-        match = re.match(r"^\s{0,3}#(?!#)\s+(.*?)(?:\s+#+)?\s*$", line)
+        match = _ATX_H1.match(line)
         if match:
-            title = strip_inline_markdown(match.group(1))
+            title = strip_inline_markdown(_without_closing_hashes(line[match.end():]))
             if title:
                 return title
         next_line = lines[index + 1] if index + 1 < len(lines) else ""
@@ -223,6 +259,16 @@ def first_h1(markdown: str) -> str | None:
             if title:
                 return title
     return None
+
+
+def _without_closing_hashes(text: str) -> str:
+    """ATX heading text without its optional closing ``#`` run (linear, no regex
+    backtracking over long runs of spaces)."""
+    text = text.strip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1].isspace()):
+        text = bare.rstrip()
+    return text
 
 
 def derive_title(markdown: str, fallback: str) -> str:

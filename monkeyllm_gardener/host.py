@@ -53,6 +53,7 @@ from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateError
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
+from monkeyllm_gardener.derive import is_valid_summary
 from monkeyllm_gardener.hookspecs import hookimpl
 
 SourceKind = Literal["command", "plugin", "builtin"]
@@ -329,11 +330,34 @@ def _call_hookimpl(impl: pluggy.HookImpl, arguments: Mapping[str, Any]) -> Any:
     return impl.function(*[arguments[name] for name in impl.argnames])
 
 
+def _draft_problem(draft: Mapping[str, Any]) -> str | None:
+    """Why a hook's draft breaks the passport contract (FOREST-FORMAT.md), or None.
+    Link targets are checked against the forest by the pipeline."""
+    if "summary" in draft:
+        summary = draft["summary"]
+        if not isinstance(summary, str) or not is_valid_summary(summary):
+            return "summary must be one non-empty line of at most 240 characters without a boilerplate opening"
+    if "title" in draft and not (isinstance(draft["title"], str) and draft["title"].strip()):
+        return "title must be non-empty text"
+    for key in ("tags", "aliases"):
+        value = draft.get(key)
+        if key in draft and not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+            return f"{key} must be a list of strings"
+    links = draft.get("links")
+    if "links" in draft and not (isinstance(links, list) and all(isinstance(link, dict) for link in links)):
+        return "links must be a list of mappings"
+    return None
+
+
 def _is_protected(key: Any) -> bool:
     return isinstance(key, str) and (key in _PROTECTED_KEYS or key.startswith(_PROTECTED_PREFIXES))
 
 
 _MISSING = object()
+# What a plugin's code may raise that must fail only that plugin's call. SystemExit is
+# included: a converter wrapping a tool's main() that calls sys.exit() must not end
+# the whole batch. KeyboardInterrupt is not: Ctrl-C still stops the run.
+_PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
 class PluginHost:
@@ -531,7 +555,7 @@ class PluginHost:
                 _call_hookimpl(impl, {"register": make_register(info)})
             except PluginLoadFailure:
                 raise
-            except Exception as exc:
+            except _PLUGIN_FAILURES as exc:
                 self._record_error(
                     info.name, hook_name, f"{hook_name} raised {one_line(exc)}; what it registered before that is kept"
                 )
@@ -684,7 +708,7 @@ class PluginHost:
                 conversion = record.converter.convert(source)
                 if not isinstance(conversion, Conversion):
                     raise ConversionError(f"returned {type(conversion).__name__}, not a Conversion")
-            except Exception as exc:
+            except _PLUGIN_FAILURES as exc:
                 failures.append(f"{record.name} failed on {source.name}: {one_line(exc)}")
                 continue
             return ConvertResult(conversion=conversion, converter=record.name, fallbacks=failures)
@@ -703,9 +727,10 @@ class PluginHost:
     def run_on_curate(self, draft: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Run every on_curate hook in discovery order, each on its own deep copy.
 
-        A hook that raises (or returns something other than a dict or None) has all
-        its edits discarded; changes to ``id``, ``type``, ``origin`` or any
-        ``source*``/``payload*`` key are reverted. Every such event is a problem line.
+        A hook that raises, returns something other than a dict or None, or returns a
+        draft breaking the passport contract (``_draft_problem``) has all its edits
+        discarded; changes to ``id``, ``type``, ``origin`` or any ``source*``/``payload*``
+        key are reverted. Every such event is a problem line.
         """
         current = copy.deepcopy(draft)
         problems: list[str] = []
@@ -726,7 +751,7 @@ class PluginHost:
                     raise TypeError(f"returned a draft with non-string key {bad_keys[0]!r}")
                 # The hook may keep a reference to what it returned: own our copy.
                 candidate = copy.deepcopy(candidate)
-            except Exception as exc:
+            except _PLUGIN_FAILURES as exc:
                 problems.append(f"on_curate {plugin} failed on {node_id}: {one_line(exc)}; its edits were discarded")
                 continue
             reverted = self._revert_protected(current, candidate)
@@ -734,6 +759,12 @@ class PluginHost:
                 problems.append(
                     f"on_curate {plugin} tried to change {', '.join(reverted)} on {node_id}; reverted"
                 )
+            invalid = _draft_problem(candidate)
+            if invalid:
+                # Judged per hook: one hook's bad summary must not discard another's tags.
+                problems.append(f"on_curate {plugin} returned an invalid draft for {node_id} ({invalid}); "
+                                "its edits were discarded")
+                continue
             current = candidate
         return current, problems
 
@@ -771,7 +802,7 @@ class PluginHost:
                 text = record.describer.describe(source, info)
                 if text is not None and not isinstance(text, str):
                     raise TypeError(f"returned {type(text).__name__}, not text or None")
-            except Exception as exc:
+            except _PLUGIN_FAILURES as exc:
                 warnings.append(f"describer {record.name} failed on {source.name}: {one_line(exc)}")
                 continue
             if text is not None and text.strip():

@@ -45,6 +45,12 @@ _GREEK = dict(zip(
 ))
 _TRANSLATE = str.maketrans({**_FOLDS, **_CYRILLIC, **_GREEK})
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+# Device names Windows reserves whatever the extension ("con.md", "aux/" cannot be
+# checked out there): such a slug gets a suffix so the forest opens on every OS.
+WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)), *(f"lpt{n}" for n in range(1, 10))}
+)
+RESERVED_SUFFIX = "-name"
 
 
 def split_extension(name: str) -> str:
@@ -59,7 +65,8 @@ def slugify(name: str, *, is_file: bool = False) -> str:
     ``is_file`` drops the extension first (``Meeting 2026-03.md`` -> ``meeting-2026-03``).
     NFC and NFD spellings of a name give the same slug. Never empty: a name with
     nothing sluggable becomes ``untitled``. At most ``MAX_SEGMENT_LENGTH`` characters,
-    cut at a hyphen when there is one.
+    cut at a hyphen when there is one. A Windows device name (``con``, ``aux``,
+    ``nul``, ``com1``...) gets ``-name`` appended (``CON.txt`` -> ``con-name``).
     """
     if is_file:
         name = split_extension(name)
@@ -73,6 +80,8 @@ def slugify(name: str, *, is_file: bool = False) -> str:
     if len(slug) > MAX_SEGMENT_LENGTH:
         cut = slug[:MAX_SEGMENT_LENGTH]
         slug = (cut.rsplit("-", 1)[0] if "-" in cut[MAX_SEGMENT_LENGTH // 2:] else cut).strip("-")
+    if slug in WINDOWS_RESERVED:
+        slug += RESERVED_SUFFIX
     return slug or UNTITLED
 
 

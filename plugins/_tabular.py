@@ -23,8 +23,10 @@ Each cell of a text source (CSV) is classified on its own:
   allowed. ``00501`` (a code) and ``123456789012345678901234567890`` (beyond 64
   bits) are TEXT.
 - REAL: a decimal or exponent form (``1.5``, ``-0.25``, ``.5``, ``1e3``, ``2.5E-3``)
-  whose integer part has no leading zero and whose value is finite. ``nan``,
-  ``inf``, ``infinity``, ``1_000``, ``1,000``, ``007.5`` and ``1e999`` are TEXT.
+  whose integer part has no leading zero, whose value is finite and which a double
+  holds exactly as written (``0.12345678901234567890`` has more significant digits
+  than a double keeps, so it is TEXT). ``nan``, ``inf``, ``infinity``, ``1_000``,
+  ``1,000``, ``007.5`` and ``1e999`` are TEXT.
 - TEXT: everything else. Placeholders such as ``N/A``, ``NA``, ``n/a``, ``-``,
   ``null``, ``NULL``, ``none``, ``?`` are NOT NULL: they are ordinary text, so a
   numeric column holding one becomes TEXT and keeps every value as written.
@@ -48,6 +50,7 @@ import json
 import math
 import re
 import unicodedata
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
@@ -173,14 +176,23 @@ def classify_text(cell: str | None) -> CellKind:
     if _INTEGER_TEXT.fullmatch(number):
         if len(number) < 16:
             return "integer"  # at most 15 digits: within 64 bits and exact as a float
+        if len(number.lstrip("+-")) > 19:
+            # Beyond 64 bits whatever the digits; never int() it: Python refuses strings
+            # over 4,300 digits (and parsing them is quadratic).
+            return "text"
         value = int(number)
         if not _INT64_MIN <= value <= _INT64_MAX:
             return "text"
         return "wide_integer" if abs(value) > _EXACT_FLOAT_LIMIT else "integer"
     if _REAL_TEXT.fullmatch(number):
-        if len(number) < 300 and "e" not in number and "E" not in number:
-            return "real"  # a plain decimal this short cannot overflow a float
-        return "real" if math.isfinite(float(number)) else "text"
+        if len(number) < 16 and "e" not in number and "E" not in number:
+            return "real"  # at most 15 significant digits, no exponent: a double keeps them all
+        value = float(number)
+        if not math.isfinite(value):
+            return "text"
+        # More digits than a double keeps (0.12345678901234567890): as REAL the value
+        # would silently change, so the column stays TEXT, every digit as written.
+        return "real" if Decimal(repr(value)) == Decimal(number) else "text"
     return "text"
 
 
@@ -307,7 +319,8 @@ TYPE_RULES_SENTENCE = (
     "Column types were inferred from every row: INTEGER for whole numbers without "
     "leading zeros that fit in 64 bits, REAL for decimal and exponent forms such as "
     "`1.5` or `1e3`, TEXT for everything else (codes with leading zeros like `00501`, "
-    "larger integers, `nan`, `inf`, `1_000`, `1,000`, and placeholders like `N/A` or "
+    "larger integers, decimals with more digits than a double keeps, `nan`, `inf`, "
+    "`1_000`, `1,000`, and placeholders like `N/A` or "
     "`-`, which are not treated as NULL); TEXT values are stored exactly as written."
 )
 NULL_RULE_SENTENCE = "An empty or whitespace-only cell is stored as NULL."

@@ -57,6 +57,7 @@ class CsvRows:
     width: int  # of the whole source
     start: int = 0  # a wide source is split into tables of at most 50 columns
     stop: int | None = None
+    single_column: bool = False  # the header has one name: see _is_blank_record
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         width = self.width
@@ -64,7 +65,7 @@ class CsvRows:
         start, stop = self.start, width if self.stop is None else self.stop
         whole = start == 0 and stop == width
         converters = text_converters(self.column_types)
-        for record in _data_records(self.path, self.encoding, self.delimiter):
+        for record in _data_records(self.path, self.encoding, self.delimiter, self.single_column):
             if len(record) != width:
                 record = (record + padding[len(record):])[:width]
             cells = record if whole else record[start:stop]
@@ -131,6 +132,7 @@ class CsvConverter:
                 width=width,
                 start=part.start,
                 stop=part.stop,
+                single_column=len(scan.header) == 1,
             )
             for part in parts
         }
@@ -240,18 +242,31 @@ def _is_blank(record: list[str]) -> bool:
     return not record or (len(record) == 1 and not record[0].strip())
 
 
-def _data_records(path: Path, encoding: str, delimiter: str) -> Iterator[list[str]]:
+def _is_blank_record(record: list[str], *, single_column: bool) -> bool:
+    """A blank line below the header. In a one-column file a record holding one empty
+    or whitespace-only value is a row (its cell is NULL), not a blank line: that is
+    how CSV writers spell an empty value there (``""``), so it must not be dropped."""
+    return not record if single_column else _is_blank(record)
+
+
+def _data_records(path: Path, encoding: str, delimiter: str, single_column: bool = False) -> Iterator[list[str]]:
     """Every record after the header, blank lines left out (the first pass counts them)."""
-    records = (r for r in _records(path, encoding, delimiter) if not _is_blank(r))
-    next(records, None)
-    yield from records
+    records = iter(_records(path, encoding, delimiter))
+    for record in records:
+        if not _is_blank(record):
+            break  # the header
+    for record in records:
+        if not _is_blank_record(record, single_column=single_column):
+            yield record
 
 
 def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
     scan = _FirstPass()
     header_seen = False
     for record in _records(path, encoding, delimiter):
-        if _is_blank(record):
+        if _is_blank(record) and (
+            not header_seen or _is_blank_record(record, single_column=len(scan.header) == 1)
+        ):
             scan.blank_lines += header_seen
             continue
         if "\x00" in "".join(record):  # rare: count cells only when the record has one

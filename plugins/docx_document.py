@@ -45,8 +45,9 @@ MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _MAX_STYLE_DEPTH = 10
 _HEADING_NAME = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 _LIST_NAME = re.compile(r"^list (bullet|number)(?: ([2-9]))?$", re.IGNORECASE)
-# Elements whose children are ordinary content (content controls, tracked insertions...).
-_TRANSPARENT = {"sdt", "sdtContent", "ins", "smartTag", "customXml", "fldSimple", "moveTo"}
+# Elements whose children are ordinary content (content controls, tracked insertions,
+# bidirectional embeddings ``w:dir``/``w:bdo`` around right-to-left runs...).
+_TRANSPARENT = {"sdt", "sdtContent", "ins", "smartTag", "customXml", "fldSimple", "moveTo", "dir", "bdo"}
 
 
 def _local(element: Any) -> str:

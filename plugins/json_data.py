@@ -83,7 +83,9 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
         return result
 
     try:
-        data = json.loads(text, object_pairs_hook=keep_last_counting_duplicates)
+        data = json.loads(
+            text, object_pairs_hook=keep_last_counting_duplicates, parse_int=_integer_or_digits
+        )
     except json.JSONDecodeError as error:
         raise ConversionError(
             f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg} "
@@ -94,6 +96,18 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
             f"JSON nested too deeply to read in {path.name}; flatten it or split the file"
         ) from None
     return data, _ParseNotes(encoding_warning=encoding_warning, duplicate_keys=duplicates)
+
+
+class WideIntegerDigits(str):
+    """An integer literal too long for ``int()`` (Python refuses over 4,300 digits):
+    kept as its exact digits, so it is TEXT like every integer beyond 64 bits."""
+
+
+_MAX_INT_DIGITS = 4_000
+
+
+def _integer_or_digits(literal: str) -> int | str:
+    return int(literal) if len(literal) <= _MAX_INT_DIGITS else WideIntegerDigits(literal)
 
 
 def _row(record: dict[str, Any], keys: tuple[str, ...], types: tuple[SqlType, ...]) -> tuple:

@@ -70,7 +70,9 @@ class MarkdownTextConverter:
             block, rest = split
             try:
                 data = yaml.safe_load(block) if block.strip() else {}
-            except yaml.YAMLError as exc:
+            except (yaml.YAMLError, ValueError, RecursionError) as exc:
+                # ValueError: an integer over Python's 4,300-digit limit; RecursionError:
+                # nesting deeper than the parser's stack. Neither is a YAMLError.
                 mark = getattr(exc, "problem_mark", None)
                 where = f" (line {mark.line + 2})" if mark is not None else ""
                 warnings.append(

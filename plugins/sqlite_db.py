@@ -9,6 +9,7 @@ gathers warnings. Nothing is rebuilt row by row, so adopting 5 GB costs the same
 from __future__ import annotations
 
 import sqlite3
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # Header bytes 18 and 19 are the write and read format versions: 2 means WAL mode.
 _WAL_FORMAT_VERSION = 2
 _SAMPLE_ROWS = 3
+# A view is a stored query: one that never ends (a recursive CTE sorted whole) would
+# hang the adopt. Each sample read gets this long, like a query primitive call.
+_SAMPLE_SECONDS = 2.0
+_PROGRESS_STEPS = 10_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,14 +149,23 @@ def _sample_read_problem(connection: sqlite3.Connection, obj: SchemaObject, path
     view or virtual table this SQLite cannot evaluate only earns a warning, because
     the rest of the database is still queryable."""
     quoted = '"' + obj.name.replace('"', '""') + '"'
+    deadline = time.monotonic() + _SAMPLE_SECONDS
+    connection.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
     try:
         connection.execute(f"SELECT * FROM {quoted} LIMIT {_SAMPLE_ROWS}").fetchall()
     except sqlite3.OperationalError as error:
+        if time.monotonic() > deadline and "interrupt" in str(error).lower():
+            return (
+                f"{path.name}: {obj.kind} {obj.name!r} did not return its first rows within "
+                f"{_SAMPLE_SECONDS:g} s; the rest of the database is adopted"
+            )
         if _is_damage(error):
             raise ConversionError(_unreadable_message(path, error)) from error
         return f"{path.name}: {obj.kind} {obj.name!r} cannot be read here ({error}); the rest of the database is adopted"
     except sqlite3.DatabaseError as error:
         raise ConversionError(_unreadable_message(path, error)) from error
+    finally:
+        connection.set_progress_handler(None, 0)
     return None
 
 

@@ -18,6 +18,7 @@ import base64
 import io
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -56,10 +57,19 @@ def encode_for_vision(path: Path, *, max_side: int = MAX_SIDE_PX, max_bytes: int
     """The image at ``path`` downscaled and re-encoded as a data URL under ``max_bytes``."""
     from PIL import Image, ImageOps
 
-    with Image.open(path) as opened:
-        opened.seek(0)  # first frame of an animation
-        image = ImageOps.exif_transpose(opened)
-        image.load()
+    with warnings.catch_warnings():
+        # Over Pillow's pixel limit (but under twice it) Pillow only warns and decodes
+        # anyway; the image converter refuses such a file as a bomb, so do we.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(path) as opened:
+                opened.seek(0)  # first frame of an animation
+                image = ImageOps.exif_transpose(opened)
+                image.load()
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+            raise VisionDescribeError(
+                f"{path.name}: decompression bomb refused (over {Image.MAX_IMAGE_PIXELS} pixels): not sent"
+            ) from None
     has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
     image = image.convert("RGBA" if has_alpha else "RGB")
     side = max_side

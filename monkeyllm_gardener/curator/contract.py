@@ -42,6 +42,8 @@ TRIMMABLE: frozenset[str] = frozenset({"too_long", "sentences"})
 
 # A sentence ends at . ! ? or … followed by whitespace and a capital letter or digit
 # (so "e.g. the" and "1240.5" do not split), or at the end of the text.
+# Characters that decorate a summary's opening words without changing them.
+_MARKUP = re.compile(r"[^\w\s]|_")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'(\[]?[^\W_a-z])", re.UNICODE)
 
 
@@ -122,8 +124,11 @@ def check_summary(summary: str, content: str, *, content_date: str | None = None
 
 
 def boilerplate_opening(summary: str) -> str | None:
-    """The boilerplate opening ``summary`` starts with, or None."""
-    start = summary.lstrip().lower()
+    """The boilerplate opening ``summary`` starts with, or None.
+
+    Quotes, emphasis, list markers and other punctuation do not hide an opening:
+    ``"This document describes ..."`` and ``**This file** ...`` are still boilerplate."""
+    start = " ".join(_MARKUP.sub("", summary[:120]).split()).lower()
     for opening in BOILERPLATE_OPENINGS:
         if start.startswith(opening):
             return opening
