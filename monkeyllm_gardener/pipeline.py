@@ -490,7 +490,8 @@ class Gardener:
             if outcome.summary_source == "llm":
                 fields["summary"] = outcome.summary
                 fields["summary_source"] = "curated"
-            fields["tags"] = _merge_tags(fields.get("tags"), outcome.tags)
+            # the Curator's tags already hold the source's and the default ones, folded, at most five
+            fields["tags"] = list(outcome.tags)
             if outcome.links:
                 fields["links"] = [dict(link) for link in outcome.links if vine.exists(link["target"])]
         fields = self._run_hooks(vine, fields, report, task.file.rel)
@@ -554,10 +555,16 @@ class Gardener:
             for key in ("tags", "aliases"):
                 if key in result and not (isinstance(result[key], list) and all(isinstance(t, str) for t in result[key])):
                     raise VineError("E_FRONTMATTER", f"on_curate result for {fields['id']}: {key} must be a list of strings", "")
+            # a bad link costs only that link, not the other hooks' edits
+            links = []
             for link in result.get("links") or []:
-                if not isinstance(link, dict) or not vine.dialect.knows_rel(str(link.get("rel"))) \
-                        or not vine.exists(str(link.get("target"))):
-                    raise VineError("E_FRONTMATTER", f"on_curate result for {fields['id']}: link {link!r} is invalid", "")
+                if isinstance(link, dict) and vine.dialect.knows_rel(str(link.get("rel"))) \
+                        and vine.exists(str(link.get("target"))) and link.get("target") != fields["id"]:
+                    links.append(link)
+                else:
+                    report.warnings.append(f"{rel}: on_curate link {link!r} dropped: unknown rel or target")
+            if "links" in result:
+                result["links"] = links
             if not isinstance(result.get("title"), str) or not result["title"].strip():
                 raise VineError("E_FRONTMATTER", f"on_curate result for {fields['id']}: title must be a string", "")
         except VineError as exc:

@@ -144,3 +144,18 @@ def test_curated_summary_survives_a_sync_and_rollup_skips_unchanged_branches(tmp
         assert rolled.returncode == 0, rolled.stderr
         assert "rollup: 0 branch(es) rolled" in rolled.stdout
         assert len(server.requests) == requests_before
+
+
+def test_curated_tags_are_folded_and_at_most_five_even_with_the_sources_own_tags(tmp_path: Path,
+                                                                                 forest: Path) -> None:
+    source = tmp_path / "export"
+    source.mkdir()
+    (source / "alpha.md").write_text("---\ntags: [Project Alpha, Work, Café, Q2, Roadmap, Extra]\n---\n"
+                                     "# Alpha\n\nThe alpha project plan, written 2026-04-02.\n")
+    with ScriptedOpenAIServer(responder=_model_reply, models=["m"]) as server:
+        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        assert _vine(env, "adopt", str(source), "--forest", str(forest), "--curate").returncode == 0
+    fm = yaml.safe_load((forest / "alpha.md").read_text().split("---\n")[1])
+    assert 1 <= len(fm["tags"]) <= 5
+    assert all(t == t.lower() and " " not in t and t.isascii() for t in fm["tags"]), fm["tags"]
+    assert len(set(fm["tags"])) == len(fm["tags"])
