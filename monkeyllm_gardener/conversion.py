@@ -20,6 +20,10 @@ Three kinds exist:
   ``sqlite | image | audio | pdf | docx``. A SQLite payload becomes a ``dataset``
   node whose map the engine generates from the copied database; an image or audio
   payload becomes a ``media`` node whose body is rendered from ``media``.
+  ``structure`` carries what the converter learned about the payload without a
+  model: for SQLite ``{"tables": {name: [columns]}, "views": {name: [columns]},
+  "samples": {name: [first rows]}}`` (row counts are taken by the engine from the
+  installed copy, when it writes the sample map).
 
 ``warnings`` are one-line, human-readable notes that reach the run report (the file
 still plants). Never put file content in them: name the file, what happened, the fix.
@@ -61,6 +65,7 @@ class Conversion:
     payload_path: Path | None = None
     payload_type: PayloadType | None = None
     media: MediaInfo | None = None
+    structure: Mapping[str, Any] | None = None  # a payload's tables, columns and samples
     # Passport fields the source itself declared (a markdown file's own YAML
     # frontmatter: tags, aliases, ...). Only known-safe keys are kept by the Gardener.
     frontmatter: Mapping[str, Any] = field(default_factory=dict)

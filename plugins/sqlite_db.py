@@ -13,6 +13,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl
@@ -56,8 +57,9 @@ class SqliteConverter:
                     else ""
                 )
                 raise ConversionError(f"{path.name}: database has no tables: nothing to query{hint}")
+            structure: dict[str, dict[str, Any]] = {"tables": {}, "views": {}, "samples": {}}
             for obj in objects:
-                warning = _sample_read_problem(connection, obj, path)
+                warning = _sample_read_problem(connection, obj, path, structure)
                 if warning:
                     warnings.append(warning)
         finally:
@@ -68,6 +70,7 @@ class SqliteConverter:
             payload_path=path,
             node_type="dataset",
             title=path.stem,
+            structure=structure,
             warnings=tuple(warnings),
         )
 
@@ -144,7 +147,8 @@ def _list_tables_and_views(connection: sqlite3.Connection, path: Path) -> list[S
     ]
 
 
-def _sample_read_problem(connection: sqlite3.Connection, obj: SchemaObject, path: Path) -> str | None:
+def _sample_read_problem(connection: sqlite3.Connection, obj: SchemaObject, path: Path,
+                         structure: dict[str, dict[str, Any]]) -> str | None:
     """Read the first rows the engine will sample. A damaged page fails the file; a
     view or virtual table this SQLite cannot evaluate only earns a warning, because
     the rest of the database is still queryable."""
@@ -152,7 +156,13 @@ def _sample_read_problem(connection: sqlite3.Connection, obj: SchemaObject, path
     deadline = time.monotonic() + _SAMPLE_SECONDS
     connection.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
     try:
-        connection.execute(f"SELECT * FROM {quoted} LIMIT {_SAMPLE_ROWS}").fetchall()
+        cursor = connection.execute(f"SELECT * FROM {quoted} LIMIT {_SAMPLE_ROWS}")
+        rows = cursor.fetchall()
+        columns = [d[0] for d in cursor.description or ()]
+        structure["tables" if obj.kind == "table" else "views"][obj.name] = columns
+        # blobs are named, not carried: the structure crosses process boundaries
+        structure["samples"][obj.name] = [
+            [f"<blob {len(v)} bytes>" if isinstance(v, bytes) else v for v in row] for row in rows]
     except sqlite3.OperationalError as error:
         if time.monotonic() > deadline and "interrupt" in str(error).lower():
             return (

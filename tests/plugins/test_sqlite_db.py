@@ -232,3 +232,19 @@ def test_leftover_rollback_journal_is_warned_about(tmp_path):
         "holds the database as it is on disk, without rolling it back; open it once with "
         "sqlite3 and sync again",
     )
+
+
+def test_the_conversion_carries_tables_views_columns_and_samples(tmp_path: Path) -> None:
+    db = tmp_path / "crm.db"
+    conn = sqlite3.connect(db)
+    conn.execute('CREATE TABLE "order" (id INTEGER, note TEXT, pic BLOB)')
+    conn.executemany('INSERT INTO "order" VALUES (?, ?, ?)', [(i, f"n{i}", b"\x00" * i) for i in range(5)])
+    conn.execute('CREATE VIEW recent AS SELECT id FROM "order" WHERE id > 2')
+    conn.commit()
+    conn.close()
+    structure = SqliteConverter().convert(db).structure
+    assert structure["tables"] == {"order": ["id", "note", "pic"]}
+    assert structure["views"] == {"recent": ["id"]}
+    assert structure["samples"]["order"] == [[0, "n0", "<blob 0 bytes>"], [1, "n1", "<blob 1 bytes>"],
+                                             [2, "n2", "<blob 2 bytes>"]]
+    assert structure["samples"]["recent"] == [[3], [4]]
