@@ -82,6 +82,15 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         dataset_db=name, row_counts=counts)
+    if conv is not None and conv.payload_type == "sqlite":
+        # count the rows here, in the worker: a big database's COUNT(*) is a scan
+        from monkeyllm_core.sample_map import describe_tables
+        try:
+            counts = describe_tables(path).get("row_counts", {})
+        except Exception:  # the engine reports an unreadable database when it maps the copy
+            counts = None
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
 
 
@@ -399,10 +408,15 @@ class Gardener:
                           manual_notes=list(conv.manual_notes))
             body = f"# {title}\n\n{body}".rstrip() + "\n"
         elif conv.payload_type == "sqlite":
-            from monkeyllm_core.sample_map import describe_tables
             fields["type"] = "dataset"
-            info = describe_tables(f.path)
-            summary = summary_for_dataset(title, info.get("row_counts", {}), info.get("tables", {}))
+            tables = dict((conv.structure or {}).get("tables") or {})
+            if prep.row_counts is None and not tables:
+                from monkeyllm_core.sample_map import describe_tables
+                info = describe_tables(f.path)  # a conversion made without the worker stage
+                tables, counts = info.get("tables", {}), info.get("row_counts", {})
+            else:
+                counts = dict(prep.row_counts or {})
+            summary = summary_for_dataset(title, counts, tables)
             fields.update(payload_source=str(conv.payload_path), payload_type="sqlite",
                           manual_notes=list(conv.manual_notes))
             body = f"# {title}\n\n{body}".rstrip() + "\n"
