@@ -46,6 +46,7 @@ class Prepared:
     unchanged: bool = False  # the hash matched the forest's: nothing to convert
     dataset_db: str | None = None  # a dataset loaded by the worker, to be moved into place
     row_counts: Mapping[str, int] | None = None
+    derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
 
 
 def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
@@ -82,6 +83,10 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         dataset_db=name, row_counts=counts)
+    if conv is not None and conv.kind == "markdown":
+        # deriving a summary reads the whole text: do it here, on the pool
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        derived=_title_and_summary(conv, rel))
     if conv is not None and conv.payload_type == "sqlite":
         # count the rows here, in the worker: a big database's COUNT(*) is a scan
         from monkeyllm_core.sample_map import describe_tables
@@ -92,6 +97,20 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
+
+
+def _title_of(conv: Conversion, rel: str) -> str:
+    """The source's own frontmatter title, else the converter's, else the file name."""
+    stem = rel.rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem[1:] else stem
+    own = dict(conv.frontmatter or {})
+    return _clean_title(own.get("title")) or _clean_title(conv.title) or stem
+
+
+def _title_and_summary(conv: Conversion, rel: str) -> tuple[str, str]:
+    from .derive import derive_summary
+    title = _title_of(conv, rel)
+    return title, derive_summary(conv.markdown or "", title=title, kind_hint=conv.node_type or "note")
 
 
 def file_uri(path: Path) -> str:
@@ -383,17 +402,13 @@ class Gardener:
         from .derive import derive_summary, summary_for_dataset, summary_for_media, title_sentence
         from .media import media_asset_name, media_line, render_media_body
         f = task.file
-        stem = f.rel.rsplit("/", 1)[-1]
-        stem = stem.rsplit(".", 1)[0] if "." in stem[1:] else stem
         own = dict(conv.frontmatter or {})
-        title = _clean_title(own.get("title")) or _clean_title(conv.title) or stem
+        title = _title_of(conv, f.rel)
         fields: dict[str, Any] = {"id": task.node_id, "title": title}
         body = conv.markdown or ""
-        kind_hint = "note"
         if conv.kind == "markdown":
             fields["type"] = conv.node_type or "note"
-            kind_hint = fields["type"]
-            summary = derive_summary(body, title=title, kind_hint=kind_hint)
+            title, summary = prep.derived or _title_and_summary(conv, f.rel)
         elif conv.kind == "dataset":
             fields["type"] = "dataset"
             if prep.dataset_db is not None:
