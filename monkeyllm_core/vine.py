@@ -20,6 +20,7 @@ from . import gitstore
 from .catalog import CATALOG_PATH, Catalog
 from .dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
+from .atomic import remove_spare, write_atomically
 from .journal import Journal
 from .lock import ForestLock
 from .passport import Node, parse_node, render_node
@@ -115,6 +116,7 @@ class Vine:
         self._backups_to_drop: list[Path] = []
         self._backup_numbers = itertools.count(1)
         self._journal = Journal(self.root)
+        self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
         self._closed = False
         if writable:
             self._lock = ForestLock(self.root)
@@ -154,6 +156,11 @@ class Vine:
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
+        # spares live no longer than the journal that names their files, so a crash
+        # never leaves one the next recovery would not clean up
+        for rel in self._spares:
+            remove_spare(self.root / rel)
+        self._spares.clear()
         self._journal.truncate(0)
 
     def close(self) -> None:
@@ -306,11 +313,8 @@ class Vine:
     def _write_file(self, rel: str, text: str) -> None:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.vine-tmp")
-        data = text.encode("utf-8")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        write_atomically(path, text.encode("utf-8"))
+        self._spares.add(rel)
         st = path.stat()
         self._text_cache[rel] = (st.st_mtime_ns, st.st_size, text)
 
@@ -336,7 +340,7 @@ class Vine:
         at_head = gitstore.read_head_files(self.root, touched)  # raises if git cannot answer
         for rel in touched:
             target = self.root / rel
-            target.with_name(f".{target.name}.vine-tmp").unlink(missing_ok=True)
+            remove_spare(target)
             data = at_head[rel]
             if data is None:
                 target.unlink(missing_ok=True)

@@ -1,0 +1,58 @@
+"""Atomic file replacement that does not create a new file per write.
+
+Readers must never see half a file, so a write goes to a temporary file first.
+``os.replace`` then frees the old inode and the next write must create a new
+one, which is the most expensive step of a plant on ext4 (about 0.5 ms, three
+times per plant). On Linux, ``renameat2(RENAME_EXCHANGE)`` swaps the two names
+atomically instead: the old content stays behind under the temporary name and
+its inode is overwritten by the next write of that file. The spare files are
+hidden (``.<name>.vine-tmp``), gitignored, and removed when the writer closes.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+from pathlib import Path
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _load_renameat2():  # pragma: no cover - platform probing
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _load_renameat2()
+
+
+def spare_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.vine-tmp")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content with ``data``; a reader sees the old or the new file."""
+    global _renameat2
+    spare = spare_path(path)
+    with open(spare, "wb") as fh:  # an existing spare is overwritten, not created
+        fh.write(data)
+    if _renameat2 is not None and path.exists():
+        if _renameat2(_AT_FDCWD, os.fsencode(spare), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
+            return
+        if ctypes.get_errno() in (38, 22, 95):  # ENOSYS, EINVAL, EOPNOTSUPP: not on this filesystem
+            _renameat2 = None
+    os.replace(spare, path)
+
+
+def remove_spare(path: Path) -> None:
+    spare_path(path).unlink(missing_ok=True)

@@ -1,0 +1,45 @@
+"""Files are replaced atomically, and the hidden spare copies never outlive a checkpoint."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from monkeyllm_core import Vine
+from monkeyllm_core.atomic import spare_path, write_atomically
+
+
+def test_a_replaced_file_holds_the_new_bytes_and_its_inode_is_reused(tmp_path: Path) -> None:
+    path = tmp_path / "index.md"
+    write_atomically(path, b"first")
+    write_atomically(path, b"second")
+    assert path.read_bytes() == b"second"
+    if sys.platform.startswith("linux"):
+        # RENAME_EXCHANGE left the old content behind, to be overwritten by the next write
+        assert spare_path(path).read_bytes() == b"first"
+        spare_inode = spare_path(path).stat().st_ino
+        write_atomically(path, b"third")
+        assert path.read_bytes() == b"third" and path.stat().st_ino == spare_inode
+
+
+def test_no_spare_file_is_left_after_close(forest) -> None:
+    with Vine(forest.root) as vine:
+        vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Notes of the team."})
+        for i in range(5):
+            vine.plant({"id": f"notes/n{i}", "type": "note", "title": f"N{i}", "summary": f"Note {i}."})
+    assert list(forest.root.rglob("*.vine-tmp")) == []
+    forest.assert_clean()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RENAME_EXCHANGE is Linux-only")
+def test_spares_go_at_each_checkpoint(forest) -> None:
+    vine = Vine(forest.root)
+    try:
+        vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Notes of the team."})
+        vine.plant({"id": "notes/a", "type": "note", "title": "A", "summary": "Note a."})
+        assert list(forest.root.rglob("*.vine-tmp"))  # the index files were swapped, not recreated
+        vine.flush()
+        assert list(forest.root.rglob("*.vine-tmp")) == []
+    finally:
+        vine.close()
