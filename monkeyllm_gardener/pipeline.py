@@ -255,6 +255,13 @@ class Gardener:
             if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
                 report.unchanged.append(node_id)
                 continue
+            unsupported = self._unsupported(f)
+            if unsupported is not None:
+                # decided from the name alone: a folder of videos is not hashed on every sync
+                report.unsupported.append(f"{f.rel}: {unsupported}")
+                if dry_run:
+                    report.plan.append(f"unsupported {f.rel}: {unsupported}")
+                continue
             tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None))
 
         walked = {f.rel for f in walk.files}
@@ -274,11 +281,6 @@ class Gardener:
 
         if dry_run:
             for task in tasks:
-                # a file no converter claims would not be planted: say so instead of "plant"
-                claimed = any(self.host.claimants(ext) for ext in extension_candidates(task.file.path.name))
-                if task.existing is None and not claimed:
-                    report.plan.append(f"unsupported {task.file.rel}: no converter claims it")
-                    continue
                 verb = "refresh" if task.existing else "plant"
                 report.plan.append(f"{verb} {task.node_id} <- {task.file.rel}")
             return
@@ -292,6 +294,13 @@ class Gardener:
                 batch = []
         if batch:
             self._plant_batch(vine, batch, report, curator)
+
+    def _unsupported(self, f: SourceFile) -> str | None:
+        """Why no converter can take this file, or None when one can."""
+        candidates = extension_candidates(f.path.name)
+        if any(self.host.claimants(ext) for ext in candidates):
+            return None
+        return self.host._unsupported_reason(candidates)
 
     def _plant_branches(self, vine: Vine, source: Path, dest: str, dirs: Sequence[str],
                         dir_ids: Mapping[str, str], report: Report, *, dry_run: bool,

@@ -173,7 +173,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(vine: Any, cli: Any, adopted
     assert "  mark stale media/beep" in lines
     plan = vine.sync(forest, "--dry-run").json()
     assert plan["dry_run"] is True and len(plan["plan"]) == 4
-    assert "unsupported misc/mystery.qqq: no converter claims it" in plan["plan"]
+    assert "unsupported misc/mystery.qqq: no converter for .qqq" in plan["plan"]
     adopt_plan = vine("adopt", export, "--forest", forest, "--dry-run")
     assert adopt_plan.returncode == 0 and "dry run: nothing written" in adopt_plan.stdout
     assert cli.commit_messages(forest) == log
