@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.hashing import sha256_file
 from monkeyllm_core.rules import check_new_id, check_summary, parent_of
+from monkeyllm_core.sections import get_section, outline
 
 from .config import GardenerConfig
 from .conversion import Conversion
@@ -418,6 +419,10 @@ class Gardener:
         if conv.kind == "markdown":
             fields["type"] = conv.node_type or "note"
             title, summary = prep.derived or _title_and_summary(conv, f.rel)
+            # the sections the source produced: on sync, any other section is a person's and stays
+            produced = outline(body)
+            if produced:
+                fields["source_sections"] = produced
         elif conv.kind == "dataset":
             fields["type"] = "dataset"
             if prep.dataset_db is not None:
@@ -575,7 +580,9 @@ class Gardener:
             # only the generated sections change; ## Notes and the rest belong to people
             new_body = current.body
         else:
-            new_body = _keep_human_sections(current.body, body)
+            new_body = _keep_human_sections(current.body, body, old.get("source_sections"))
+            if "source_sections" not in fields:
+                fields["source_sections"] = None  # the source has no sections any more
         vine.replace(task.node_id, fields, new_body, payload_source=payload_source,
                      payload_move=payload_move, manual_notes=manual_notes,
                      message=f"gardener(sync): {task.node_id}")
@@ -704,16 +711,23 @@ def _merge_links(old: Any, new: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _keep_human_sections(old_body: str, new_body: str) -> str:
-    """A refreshed note keeps ``## Notes`` (and any section a person added that the
-    new conversion does not produce) after the converted content."""
-    from monkeyllm_core.sections import get_section, outline
+def _keep_human_sections(old_body: str, new_body: str, produced: Any) -> str:
+    """The refreshed body: the new conversion, then every section of the old body a
+    person wrote, i.e. that the previous conversion did not produce
+    (``source_sections``; without that record, ``## Notes``). A person's section
+    named like a new source section is kept too, after it: nothing a person wrote
+    is dropped."""
+    old_produced = set(produced) if isinstance(produced, list) else None
     new_headers = set(outline(new_body))
     kept = []
     for header in outline(old_body):
-        if header == "Notes" and header not in new_headers:
+        if old_produced is not None:
+            written_by_person = header not in old_produced
+        else:  # a node planted without the record: only ## Notes is known to be a person's
+            written_by_person = header == "Notes" and header not in new_headers
+        if written_by_person:
             text = get_section(old_body, header)
-            if text:
+            if text and text.strip("\n") not in new_body:
                 kept.append(text.strip("\n"))
     if not kept:
         return new_body
