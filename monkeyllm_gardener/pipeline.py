@@ -12,110 +12,31 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import urllib.parse
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from monkeyllm_core import Vine, VineError
-from monkeyllm_core.hashing import sha256_file
 from monkeyllm_core.rules import check_new_id, check_summary, parent_of
-from monkeyllm_core.sections import get_section, outline
 
 from .config import GardenerConfig
-from .conversion import Conversion
-from .host import ALLOW_LIST_ENV, ConvertResult, HostSpec, extension_candidates, host_from_spec
+from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
+from .nodes import (
+    build_node,
+    file_uri,
+    keep_human_sections,
+    merge_links,
+    merge_tags,
+    one_line,
+    tidy,
+)
 from .report import Report
 from .walk import SourceFile, walk_source
+from .worker import Prepared, prepare_file
 
-INGEST_CONFIDENCE = 0.7
 CURATE_BATCH = 32
 TMP_DIR = "_derived/tmp"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Prepared:
-    """The worker stage's answer for one file (picklable)."""
-
-    rel: str
-    sha256: str | None = None
-    result: ConvertResult | None = None
-    description: str | None = None
-    problems: tuple[str, ...] = ()
-    read_error: str | None = None
-    unchanged: bool = False  # the hash matched the forest's: nothing to convert
-    dataset_db: str | None = None  # a dataset loaded by the worker, to be moved into place
-    row_counts: Mapping[str, int] | None = None
-    derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
-
-
-def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
-                 tmp_dir: str | None = None) -> Prepared:
-    """Hash and convert one file, and load a dataset's rows into a new SQLite file
-    under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
-    runs in a worker process and the main process only moves the file in place."""
-    try:
-        digest = sha256_file(path)
-    except OSError as exc:
-        return Prepared(rel=rel, read_error=f"cannot read: {exc.strerror or exc}")
-    if known_hash is not None and digest == known_hash:
-        return Prepared(rel=rel, sha256=digest, unchanged=True)
-    host = host_from_spec(spec)
-    result = host.convert(path)
-    description = None
-    problems: tuple[str, ...] = ()
-    conv = result.conversion
-    if conv is not None and conv.media is not None and host.describers(conv.media.kind):
-        description, found = host.describe(path, conv.media)
-        problems = tuple(found)
-    if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
-        import dataclasses
-        import tempfile
-        from monkeyllm_core.dataset import create_dataset
-        fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
-        os.close(fd)
-        os.unlink(name)  # create_dataset refuses an existing file
-        try:
-            counts = create_dataset(name, conv.schema, conv.rows)
-        except Exception as exc:
-            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {_one_line(exc)}")
-        # the rows are in the file now: do not send the row sources back
-        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
-        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        dataset_db=name, row_counts=counts)
-    if conv is not None and conv.kind == "markdown":
-        # deriving a summary reads the whole text: do it here, on the pool
-        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        derived=_title_and_summary(conv, rel))
-    if conv is not None and conv.payload_type == "sqlite":
-        # count the rows here, in the worker: a big database's COUNT(*) is a scan
-        from monkeyllm_core.sample_map import describe_tables
-        try:
-            counts = describe_tables(path).get("row_counts", {})
-        except Exception:  # the engine reports an unreadable database when it maps the copy
-            counts = None
-        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        row_counts=counts)
-    return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
-
-
-def _title_of(conv: Conversion, rel: str) -> str:
-    """The source's own frontmatter title, else the converter's, else the file name."""
-    stem = rel.rsplit("/", 1)[-1]
-    stem = stem.rsplit(".", 1)[0] if "." in stem[1:] else stem
-    own = dict(conv.frontmatter or {})
-    return _clean_title(own.get("title")) or _clean_title(conv.title) or stem
-
-
-def _title_and_summary(conv: Conversion, rel: str) -> tuple[str, str]:
-    from .derive import derive_summary
-    title = _title_of(conv, rel)
-    return title, derive_summary(conv.markdown or "", title=title, kind_hint=conv.node_type or "note")
-
-
-def file_uri(path: Path) -> str:
-    return "file://" + urllib.parse.quote(path.as_posix())
 
 
 @dataclass
@@ -274,7 +195,7 @@ class Gardener:
                     vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
                 except VineError as exc:  # one unwritable passport must not abort the batch
                     report.errors.append(f"{rel}: vanished, but {row['id']} cannot be marked stale: "
-                                         f"{_one_line(exc)}")
+                                         f"{one_line(exc)}")
                     continue
             elif not row["stale"]:
                 report.plan.append(f"mark stale {row['id']}")
@@ -389,100 +310,24 @@ class Gardener:
         assert result is not None
         name = task.file.path.name
         for line in result.fallbacks:
-            report.warnings.append(f"{rel}: {_tidy(line, name)}")
+            report.warnings.append(f"{rel}: {tidy(line, name)}")
         if result.unsupported:
             report.unsupported.append(f"{rel}: {result.unsupported}")
             return False
         if result.error or result.conversion is None:
-            report.errors.append(f"{rel}: {_tidy(str(result.error), name)}")
+            report.errors.append(f"{rel}: {tidy(str(result.error), name)}")
             return False
-        report.warnings += [f"{rel}: {_tidy(w, name)}" for w in result.conversion.warnings]
+        report.warnings += [f"{rel}: {tidy(w, name)}" for w in result.conversion.warnings]
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
         try:
-            ready.fields, ready.body_text = self._node_fields(vine, task, prep, result.conversion, source)
+            ready.fields, ready.body_text = build_node(task.node_id, task.file, prep, result.conversion, source,
+                                                       lambda: self._tmp_path(vine, ".db"))
         except Exception as exc:
-            report.errors.append(f"{rel}: {_one_line(exc)}")
+            report.errors.append(f"{rel}: {one_line(exc)}")
             if prep.dataset_db:
                 Path(prep.dataset_db).unlink(missing_ok=True)
             return False
         return True
-
-    def _node_fields(self, vine: Vine, task: _Task, prep: Prepared, conv: Conversion,
-                     source: Path) -> tuple[dict[str, Any], str]:
-        from .derive import derive_summary, summary_for_dataset, summary_for_media, title_sentence
-        from .media import media_asset_name, media_line, render_media_body
-        f = task.file
-        own = dict(conv.frontmatter or {})
-        title = _title_of(conv, f.rel)
-        fields: dict[str, Any] = {"id": task.node_id, "title": title}
-        body = conv.markdown or ""
-        if conv.kind == "markdown":
-            fields["type"] = conv.node_type or "note"
-            title, summary = prep.derived or _title_and_summary(conv, f.rel)
-            # the sections the source produced: on sync, any other section is a person's and stays
-            produced = outline(body)
-            if produced:
-                fields["source_sections"] = produced
-        elif conv.kind == "dataset":
-            fields["type"] = "dataset"
-            if prep.dataset_db is not None:
-                tmp, counts = Path(prep.dataset_db), dict(prep.row_counts or {})
-            else:  # a conversion made without a worker stage: load it here
-                from monkeyllm_core.dataset import create_dataset
-                tmp = self._tmp_path(vine, ".db")
-                counts = create_dataset(tmp, conv.schema, conv.rows)
-            columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
-            summary = summary_for_dataset(title, counts, columns)
-            fields.update(payload_source=str(tmp), payload_move=True, payload_type="sqlite",
-                          manual_notes=list(conv.manual_notes))
-            body = f"# {title}\n\n{body}".rstrip() + "\n"
-        elif conv.payload_type == "sqlite":
-            fields["type"] = "dataset"
-            tables = dict((conv.structure or {}).get("tables") or {})
-            if prep.row_counts is None and not tables:
-                from monkeyllm_core.sample_map import describe_tables
-                info = describe_tables(f.path)  # a conversion made without the worker stage
-                tables, counts = info.get("tables", {}), info.get("row_counts", {})
-            else:
-                counts = dict(prep.row_counts or {})
-            summary = summary_for_dataset(title, counts, tables)
-            fields.update(payload_source=str(conv.payload_path), payload_type="sqlite",
-                          manual_notes=list(conv.manual_notes))
-            body = f"# {title}\n\n{body}".rstrip() + "\n"
-        elif conv.media is not None:
-            fields["type"] = conv.node_type or "media"
-            body = render_media_body(title, conv.media, prep.description)
-            line = media_line(conv.media)
-            # the summary carries the facts in the line's parentheses, not its "Media file" preamble
-            facts = line[line.find("(") + 1:line.rfind(")")] if "(" in line else line
-            summary = summary_for_media(title, facts, kind=conv.media.kind)
-            slug = task.node_id.rsplit("/", 1)[-1]
-            fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}",
-                          payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))
-        else:
-            fields["type"] = conv.node_type or "document"
-            # a payload that is not a database lives in _assets/ beside the node, like media:
-            # gitignored, so it can never be committed by accident
-            slug = task.node_id.rsplit("/", 1)[-1]
-            fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type,
-                          payload_source=str(conv.payload_path or f.path))
-            summary = derive_summary(body, title=title, kind_hint="document") if body else title_sentence(title, "document")
-        if conv.kind == "dataset" or conv.payload_type == "sqlite":
-            fields.setdefault("payload", f"{task.node_id.rsplit('/', 1)[-1]}.db")
-        fields["summary"] = summary
-        fields["summary_source"] = "derived"
-        tags = _string_list(own.get("tags"))
-        aliases = _string_list(own.get("aliases"))
-        if tags:
-            fields["tags"] = tags
-        if aliases:
-            fields["aliases"] = aliases
-        fields.update(
-            confidence=INGEST_CONFIDENCE, source="ingest", origin=file_uri(f.path if not f.path.is_symlink() else source / f.rel),
-            source_path=f.rel, source_hash=prep.sha256, source_size=f.size,
-            source_mtime=round(f.mtime, 3),
-        )
-        return fields, body
 
     def _tmp_path(self, vine: Vine, suffix: str) -> Path:
         tmp_dir = vine.root / TMP_DIR
@@ -528,7 +373,7 @@ class Gardener:
         fields = dict(ready.fields)
         body = ready.body_text
         if self.config.default_tags:
-            fields["tags"] = _merge_tags(fields.get("tags"), self.config.default_tags)
+            fields["tags"] = merge_tags(fields.get("tags"), self.config.default_tags)
         if outcome is not None:
             if outcome.summary_source == "llm":
                 fields["summary"] = outcome.summary
@@ -548,7 +393,7 @@ class Gardener:
                 self._refresh(vine, task, fields, body)
                 report.updated.append(task.node_id)
         except Exception as exc:
-            report.errors.append(f"{task.file.rel}: {_one_line(exc)}")
+            report.errors.append(f"{task.file.rel}: {one_line(exc)}")
         finally:
             source = fields.get("payload_source")
             if fields.get("payload_move") and source and Path(source).exists():
@@ -572,15 +417,15 @@ class Gardener:
         if keep_summary:
             fields["summary"] = old["summary"]
             fields["summary_source"] = old.get("summary_source")
-        fields["tags"] = _merge_tags(old.get("tags"), fields.get("tags"))
-        fields["links"] = _merge_links(old.get("links"), fields.get("links"))
+        fields["tags"] = merge_tags(old.get("tags"), fields.get("tags"))
+        fields["links"] = merge_links(old.get("links"), fields.get("links"))
         fields["stale"] = None
         fields.pop("id", None)
         if fields.get("type") == "dataset":
             # only the generated sections change; ## Notes and the rest belong to people
             new_body = current.body
         else:
-            new_body = _keep_human_sections(current.body, body, old.get("source_sections"))
+            new_body = keep_human_sections(current.body, body, old.get("source_sections"))
             if "source_sections" not in fields:
                 fields["source_sections"] = None  # the source has no sections any more
         vine.replace(task.node_id, fields, new_body, payload_source=payload_source,
@@ -650,23 +495,6 @@ def _check_dest(dest: str) -> None:
                         "segments, no segment starting with '_' or '.'.")
 
 
-def _tidy(line: str, name: str) -> str:
-    """Report lines already start with the file's path: drop the file name that
-    converters and the host repeat (``xlsx failed on a.xlsx: a.xlsx: corrupt``)."""
-    line = line.replace(f" failed on {name}: ", " failed: ", 1)
-    for lead in (f"{name}: ", f"failed: {name}: "):
-        if line.startswith(lead):
-            line = line[len(lead):] if lead == f"{name}: " else "failed: " + line[len(lead):]
-    return line.replace(f" failed: {name}: ", " failed: ", 1)
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, VineError):
-        return exc.one_line()
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
-
-
 def _curation_text(ready: _Ready) -> str:
     """What the model reads: the body, plus for a dataset its tables and columns
     (its map is generated at plant time, after curation)."""
@@ -680,55 +508,3 @@ def _curation_text(ready: _Ready) -> str:
     return text
 
 
-def _clean_title(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = " ".join(value.split())
-    return text or None
-
-
-def _string_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split()]
-    if not isinstance(value, list):
-        return []
-    return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
-
-
-def _merge_tags(first: Any, second: Any) -> list[str]:
-    out: list[str] = []
-    for tag in list(first or []) + list(second or []):
-        if tag not in out:
-            out.append(tag)
-    return out
-
-
-def _merge_links(old: Any, new: Any) -> list[dict[str, Any]]:
-    out = [dict(link) for link in (old or [])]
-    for link in new or []:
-        if not any(l.get("rel") == link.get("rel") and l.get("target") == link.get("target") for l in out):
-            out.append(dict(link))
-    return out
-
-
-def _keep_human_sections(old_body: str, new_body: str, produced: Any) -> str:
-    """The refreshed body: the new conversion, then every section of the old body a
-    person wrote, i.e. that the previous conversion did not produce
-    (``source_sections``; without that record, ``## Notes``). A person's section
-    named like a new source section is kept too, after it: nothing a person wrote
-    is dropped."""
-    old_produced = set(produced) if isinstance(produced, list) else None
-    new_headers = set(outline(new_body))
-    kept = []
-    for header in outline(old_body):
-        if old_produced is not None:
-            written_by_person = header not in old_produced
-        else:  # a node planted without the record: only ## Notes is known to be a person's
-            written_by_person = header == "Notes" and header not in new_headers
-        if written_by_person:
-            text = get_section(old_body, header)
-            if text and text.strip("\n") not in new_body:
-                kept.append(text.strip("\n"))
-    if not kept:
-        return new_body
-    return new_body.rstrip("\n") + "\n\n" + "\n\n".join(kept) + "\n"

@@ -1,0 +1,195 @@
+"""Building a node from a conversion: its passport fields and body, and the rules
+a refresh follows for what people wrote (tags, links, their own sections).
+
+Pure functions: the worker stage calls ``title_and_summary``; the main process
+calls ``build_node`` before the plant.
+"""
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from monkeyllm_core import VineError
+from monkeyllm_core.sections import get_section, outline
+
+from .conversion import Conversion
+from .walk import SourceFile
+
+if TYPE_CHECKING:
+    from .worker import Prepared
+
+INGEST_CONFIDENCE = 0.7
+
+
+def title_of(conv: Conversion, rel: str) -> str:
+    """The source's own frontmatter title, else the converter's, else the file name."""
+    stem = rel.rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem[1:] else stem
+    own = dict(conv.frontmatter or {})
+    return clean_title(own.get("title")) or clean_title(conv.title) or stem
+
+
+def title_and_summary(conv: Conversion, rel: str) -> tuple[str, str]:
+    from .derive import derive_summary
+    title = title_of(conv, rel)
+    return title, derive_summary(conv.markdown or "", title=title, kind_hint=conv.node_type or "note")
+
+
+def file_uri(path: Path) -> str:
+    return "file://" + urllib.parse.quote(path.as_posix())
+
+
+def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, source: Path,
+               new_tmp_db: Callable[[], Path]) -> tuple[dict[str, Any], str]:
+    """A node's passport fields and body from a file's conversion: title, type,
+    derived summary, payload, the source's own tags and aliases, provenance."""
+    from .derive import (
+        derive_summary,
+        summary_for_dataset,
+        summary_for_media,
+        title_sentence,
+    )
+    from .media import media_asset_name, media_line, render_media_body
+    own = dict(conv.frontmatter or {})
+    title = title_of(conv, f.rel)
+    fields: dict[str, Any] = {"id": node_id, "title": title}
+    body = conv.markdown or ""
+    if conv.kind == "markdown":
+        fields["type"] = conv.node_type or "note"
+        title, summary = prep.derived or title_and_summary(conv, f.rel)
+        # the sections the source produced: on sync, any other section is a person's and stays
+        produced = outline(body)
+        if produced:
+            fields["source_sections"] = produced
+    elif conv.kind == "dataset":
+        fields["type"] = "dataset"
+        if prep.dataset_db is not None:
+            tmp, counts = Path(prep.dataset_db), dict(prep.row_counts or {})
+        else:  # a conversion made without a worker stage: load it here
+            from monkeyllm_core.dataset import create_dataset
+            tmp = new_tmp_db()
+            counts = create_dataset(tmp, conv.schema, conv.rows)
+        columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
+        summary = summary_for_dataset(title, counts, columns)
+        fields.update(payload_source=str(tmp), payload_move=True, payload_type="sqlite",
+                      manual_notes=list(conv.manual_notes))
+        body = f"# {title}\n\n{body}".rstrip() + "\n"
+    elif conv.payload_type == "sqlite":
+        fields["type"] = "dataset"
+        tables = dict((conv.structure or {}).get("tables") or {})
+        if prep.row_counts is None and not tables:
+            from monkeyllm_core.sample_map import describe_tables
+            info = describe_tables(f.path)  # a conversion made without the worker stage
+            tables, counts = info.get("tables", {}), info.get("row_counts", {})
+        else:
+            counts = dict(prep.row_counts or {})
+        summary = summary_for_dataset(title, counts, tables)
+        fields.update(payload_source=str(conv.payload_path), payload_type="sqlite",
+                      manual_notes=list(conv.manual_notes))
+        body = f"# {title}\n\n{body}".rstrip() + "\n"
+    elif conv.media is not None:
+        fields["type"] = conv.node_type or "media"
+        body = render_media_body(title, conv.media, prep.description)
+        line = media_line(conv.media)
+        # the summary carries the facts in the line's parentheses, not its "Media file" preamble
+        facts = line[line.find("(") + 1:line.rfind(")")] if "(" in line else line
+        summary = summary_for_media(title, facts, kind=conv.media.kind)
+        slug = node_id.rsplit("/", 1)[-1]
+        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}",
+                      payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))
+    else:
+        fields["type"] = conv.node_type or "document"
+        # a payload that is not a database lives in _assets/ beside the node, like media:
+        # gitignored, so it can never be committed by accident
+        slug = node_id.rsplit("/", 1)[-1]
+        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type,
+                      payload_source=str(conv.payload_path or f.path))
+        summary = derive_summary(body, title=title, kind_hint="document") if body else title_sentence(title, "document")
+    if conv.kind == "dataset" or conv.payload_type == "sqlite":
+        fields.setdefault("payload", f"{node_id.rsplit('/', 1)[-1]}.db")
+    fields["summary"] = summary
+    fields["summary_source"] = "derived"
+    tags = string_list(own.get("tags"))
+    aliases = string_list(own.get("aliases"))
+    if tags:
+        fields["tags"] = tags
+    if aliases:
+        fields["aliases"] = aliases
+    fields.update(
+        confidence=INGEST_CONFIDENCE, source="ingest", origin=file_uri(f.path if not f.path.is_symlink() else source / f.rel),
+        source_path=f.rel, source_hash=prep.sha256, source_size=f.size,
+        source_mtime=round(f.mtime, 3),
+    )
+    return fields, body
+
+
+def tidy(line: str, name: str) -> str:
+    """Report lines already start with the file's path: drop the file name that
+    converters and the host repeat (``xlsx failed on a.xlsx: a.xlsx: corrupt``)."""
+    line = line.replace(f" failed on {name}: ", " failed: ", 1)
+    for lead in (f"{name}: ", f"failed: {name}: "):
+        if line.startswith(lead):
+            line = line[len(lead):] if lead == f"{name}: " else "failed: " + line[len(lead):]
+    return line.replace(f" failed: {name}: ", " failed: ", 1)
+
+
+def one_line(exc: BaseException) -> str:
+    if isinstance(exc, VineError):
+        return exc.one_line()
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def clean_title(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    return text or None
+
+
+def string_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split()]
+    if not isinstance(value, list):
+        return []
+    return [str(v) for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+
+
+def merge_tags(first: Any, second: Any) -> list[str]:
+    out: list[str] = []
+    for tag in list(first or []) + list(second or []):
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def merge_links(old: Any, new: Any) -> list[dict[str, Any]]:
+    out = [dict(link) for link in (old or [])]
+    for link in new or []:
+        if not any(l.get("rel") == link.get("rel") and l.get("target") == link.get("target") for l in out):
+            out.append(dict(link))
+    return out
+
+
+def keep_human_sections(old_body: str, new_body: str, produced: Any) -> str:
+    """The refreshed body: the new conversion, then every section of the old body a
+    person wrote, i.e. that the previous conversion did not produce
+    (``source_sections``; without that record, ``## Notes``). A person's section
+    named like a new source section is kept too, after it: nothing a person wrote
+    is dropped."""
+    old_produced = set(produced) if isinstance(produced, list) else None
+    new_headers = set(outline(new_body))
+    kept = []
+    for header in outline(old_body):
+        if old_produced is not None:
+            written_by_person = header not in old_produced
+        else:  # a node planted without the record: only ## Notes is known to be a person's
+            written_by_person = header == "Notes" and header not in new_headers
+        if written_by_person:
+            text = get_section(old_body, header)
+            if text and text.strip("\n") not in new_body:
+                kept.append(text.strip("\n"))
+    if not kept:
+        return new_body
+    return new_body.rstrip("\n") + "\n\n" + "\n\n".join(kept) + "\n"

@@ -1,0 +1,85 @@
+"""The worker stage: hash, convert, describe, and load a dataset, for one file.
+
+``prepare_file`` is pure (no forest access beyond a temporary folder for a new
+dataset file), picklable in and out, so it runs in a ``ProcessPoolExecutor``
+worker; the main process then plants in walk order.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from monkeyllm_core.hashing import sha256_file
+
+from .host import ConvertResult, HostSpec, host_from_spec
+from .nodes import one_line, title_and_summary
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """The worker stage's answer for one file (picklable)."""
+
+    rel: str
+    sha256: str | None = None
+    result: ConvertResult | None = None
+    description: str | None = None
+    problems: tuple[str, ...] = ()
+    read_error: str | None = None
+    unchanged: bool = False  # the hash matched the forest's: nothing to convert
+    dataset_db: str | None = None  # a dataset loaded by the worker, to be moved into place
+    row_counts: Mapping[str, int] | None = None
+    derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
+
+
+def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
+                 tmp_dir: str | None = None) -> Prepared:
+    """Hash and convert one file, and load a dataset's rows into a new SQLite file
+    under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
+    runs in a worker process and the main process only moves the file in place."""
+    try:
+        digest = sha256_file(path)
+    except OSError as exc:
+        return Prepared(rel=rel, read_error=f"cannot read: {exc.strerror or exc}")
+    if known_hash is not None and digest == known_hash:
+        return Prepared(rel=rel, sha256=digest, unchanged=True)
+    host = host_from_spec(spec)
+    result = host.convert(path)
+    description = None
+    problems: tuple[str, ...] = ()
+    conv = result.conversion
+    if conv is not None and conv.media is not None and host.describers(conv.media.kind):
+        description, found = host.describe(path, conv.media)
+        problems = tuple(found)
+    if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
+        import dataclasses
+        import tempfile
+
+        from monkeyllm_core.dataset import create_dataset
+        fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
+        os.close(fd)
+        os.unlink(name)  # create_dataset refuses an existing file
+        try:
+            counts = create_dataset(name, conv.schema, conv.rows)
+        except Exception as exc:
+            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {one_line(exc)}")
+        # the rows are in the file now: do not send the row sources back
+        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        dataset_db=name, row_counts=counts)
+    if conv is not None and conv.kind == "markdown":
+        # deriving a summary reads the whole text: do it here, on the pool
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        derived=title_and_summary(conv, rel))
+    if conv is not None and conv.payload_type == "sqlite":
+        # count the rows here, in the worker: a big database's COUNT(*) is a scan
+        from monkeyllm_core.sample_map import describe_tables
+        try:
+            counts = describe_tables(path).get("row_counts", {})
+        except Exception:  # the engine reports an unreadable database when it maps the copy
+            counts = None
+        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
+                        row_counts=counts)
+    return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
+
+
