@@ -60,17 +60,18 @@ def _curator(args: argparse.Namespace, forest: Path) -> Any:
     return curator
 
 
-def _progress(args: argparse.Namespace) -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
+def _progress(args: argparse.Namespace, verb: str) -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
+    """A rich progress bar on stderr when it is a terminal (files in walk order)."""
     if getattr(args, "json", False) or not sys.stderr.isatty():
         return None, lambda: None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    transient=True)
     bar.start()
-    task = bar.add_task("convert", total=None)
+    task = bar.add_task(verb, total=None)
 
     def tick(stage: str, done: int, total: int) -> None:
-        bar.update(task, description=stage, completed=done + 1, total=total)
+        bar.update(task, completed=done + 1, total=total)
 
     return tick, bar.stop
 
@@ -82,7 +83,7 @@ def _run_pipeline(args: argparse.Namespace, verb: str) -> int:
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1", "Use --jobs 1 for a serial run.")
     curator = _curator(args, forest)
-    tick, stop = _progress(args)
+    tick, stop = _progress(args, verb)
     try:
         gardener = Gardener(forest, progress=tick)
         if verb == "adopt":
