@@ -17,16 +17,25 @@ from typing import Any, Iterable, Mapping
 
 from . import branches as br
 from . import gitstore
+from .atomic import remove_spare, write_atomically
 from .catalog import CATALOG_PATH, Catalog
 from .dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
-from .atomic import remove_spare, write_atomically
 from .journal import Journal
 from .lock import ForestLock
 from .passport import Node, parse_node, render_node
-from .rules import (MASTER_ID, check_id, check_new_id, is_branch_id, node_path, parent_of, trail_of,
-                    validate_passport)
-from .sections import append_section, replace_section, section, section_span
+from .patches import apply_patch
+from .rules import (
+    MASTER_ID,
+    check_id,
+    check_new_id,
+    is_branch_id,
+    node_path,
+    parent_of,
+    trail_of,
+    validate_passport,
+)
+from .sections import replace_section, section_span
 
 CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
 GENERATED_SECTIONS = ("Query manual", "Sample rows")
@@ -627,78 +636,7 @@ class Vine:
         self._require_writable()
         current = self.read(node_id)
         old = current.frontmatter
-        fm = dict(old)
-        body = current.body
-        what: list[str] = []
-        fortified: list[dict[str, Any]] = []
-        unknown = set(patch) - {"set_frontmatter", "add_links", "remove_links", "append_section",
-                                "replace_section", "body"}
-        if unknown:
-            raise VineError("E_FRONTMATTER", f"graft: unknown patch key(s) {', '.join(sorted(unknown))}",
-                            "Use set_frontmatter, add_links, remove_links, append_section, replace_section or body.")
-        _check_patch_shape(patch)
-        for key, value in (patch.get("set_frontmatter") or {}).items():
-            if key in ("id", "type", "created") and value != old.get(key):
-                raise VineError("E_FRONTMATTER", f"{node_id}: {key} cannot change",
-                                "Ids are immutable; plant a new node instead.")
-            if key == "coverage" and is_branch_id(node_id):
-                continue  # coverage is counted by the engine, never set
-            if value is None:
-                if key in fm:
-                    fm.pop(key)
-                    what.append(f"unset {key}")
-            elif fm.get(key) != value:
-                fm[key] = value
-                what.append(f"set {key}")
-        if fm.get("summary") != old.get("summary") and "summary_source" not in (patch.get("set_frontmatter") or {}):
-            # whoever set this summary, it is no longer the machine-derived one
-            fm.pop("summary_source", None)
-        links = [dict(link) for link in (fm.get("links") or [])]
-        added = 0
-        for link in patch.get("add_links") or []:
-            link = dict(link)
-            match = next((l for l in links if l.get("rel") == link.get("rel") and l.get("target") == link.get("target")), None)
-            if match is not None:
-                fortified.append({"rel": link.get("rel"), "target": link.get("target")})
-                continue
-            if not isinstance(link.get("target"), str):
-                raise VineError("E_FRONTMATTER", f"{node_id}: a link needs a target", "Give rel and target.")
-            check_id(link["target"])  # a target is an id: never a path outside the forest
-            if not self.exists(link["target"]):
-                raise VineError("E_NOT_FOUND", f"{node_id}: link target {link['target']!r} does not exist",
-                                "Link only to existing node ids.")
-            links.append(link)
-            added += 1
-        removed = 0
-        for link in patch.get("remove_links") or []:
-            keep = [l for l in links if not (l.get("target") == link.get("target")
-                                             and (link.get("rel") is None or l.get("rel") == link.get("rel")))]
-            removed += len(links) - len(keep)
-            links = keep
-        if added:
-            what.append(f"+{added} links")
-        if removed:
-            what.append(f"-{removed} links")
-        if added or removed:
-            fm["links"] = links
-        if "body" in patch:
-            if patch["body"] != body:
-                body = str(patch["body"])
-                what.append("set body")
-        if patch.get("replace_section"):
-            spec = patch["replace_section"]
-            header = spec["header"]
-            if section_span(body, header) is None:
-                raise VineError("E_NOT_FOUND", f"{node_id}: no section '{header}'",
-                                "Use append_section to add a new section.")
-            new = replace_section(body, header, section(header, spec.get("body", "")))
-            if new != body:
-                body = new
-                what.append(f"replace '{header}'")
-        if patch.get("append_section"):
-            spec = patch["append_section"]
-            body = append_section(body, section(spec["header"], spec.get("body", "")))
-            what.append(f"append '{spec['header']}'")
+        fm, body, what, fortified = apply_patch(node_id, old, current.body, patch, exists=self.exists)
         result = {"id": node_id, "commit": None, "fortified": fortified, "trail": trail_of(node_id)}
         if not what:
             return result
@@ -791,27 +729,6 @@ class Vine:
         return count
 
 
-def _check_patch_shape(patch: Mapping[str, Any]) -> None:
-    """A malformed patch is an E_FRONTMATTER error naming the key, never a TypeError."""
-    def bad(key: str, shape: str) -> VineError:
-        return VineError("E_FRONTMATTER", f"graft: {key} must be {shape}",
-                         "See primitives.md, graft: the patch keys and their shapes.")
-    if "set_frontmatter" in patch and not isinstance(patch["set_frontmatter"] or {}, Mapping):
-        raise bad("set_frontmatter", "a mapping of frontmatter keys to values")
-    for key in ("add_links", "remove_links"):
-        links = patch.get(key) or []
-        if not isinstance(links, list) or not all(isinstance(link, Mapping) for link in links):
-            raise bad(key, "a list of {rel, target} mappings")
-    for key in ("append_section", "replace_section"):
-        spec = patch.get(key)
-        if spec and not (isinstance(spec, Mapping) and isinstance(spec.get("header"), str)
-                         and spec["header"].strip() and "\n" not in spec["header"]
-                         and isinstance(spec.get("body", ""), str)):
-            raise bad(key, "a mapping with a one-line 'header' and a string 'body'")
-    if "body" in patch and not isinstance(patch["body"], str):
-        raise bad("body", "a string")
-
-
 def _prune_empty_dirs(folder: Path, root: Path) -> None:
     """Remove folders a rolled-back write created, up to (not including) the root."""
     while folder != root and root in folder.parents:
@@ -820,48 +737,3 @@ def _prune_empty_dirs(folder: Path, root: Path) -> None:
         except OSError:  # not empty (or gone): stop climbing
             return
         folder = folder.parent
-
-
-def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = None) -> Path:
-    """Create a forest: master index, dialect, .gitignore, its own repo, one commit."""
-    from .dialect import default_schema_body
-    root_path = Path(root).resolve()
-    if (root_path / "_index.md").exists() or is_forest(root_path):
-        raise VineError("E_EXISTS", f"{root_path} is already a forest",
-                        "Use the existing forest, or choose an empty directory.")
-    if not title or not title.strip():
-        raise VineError("E_FRONTMATTER", "a forest needs a title", "Pass --title.")
-    summary = summary or f"Master index of the forest '{title}'."
-    from .rules import check_summary
-    check_summary(summary, where="--summary")
-    root_path.mkdir(parents=True, exist_ok=True)
-    gitstore.init_repo(root_path)
-    now = today()
-    master = {"id": MASTER_ID, "type": "branch", "title": title, "summary": summary,
-              "created": now, "updated": now, "source": "manual",
-              "coverage": br.coverage_text(0, 0)}
-    schema = {"id": "_meta/schema", "type": "note", "title": "Dialect",
-              "summary": "The node types and edge rels this forest accepts, with their inverses.",
-              "created": now, "updated": now, "source": "manual"}
-    ignored = ["_derived/", ".vine.lock", "*.db", "*.sqlite", "*.sqlite3", "_assets/", "_meta/gardener.yaml",
-               "*.vine-tmp", "*.vine-new", "*.vine-old"]
-    # an existing repository keeps its own ignore rules; ours are added after them
-    existing = (root_path / ".gitignore").read_text(encoding="utf-8") if (root_path / ".gitignore").is_file() else ""
-    have = set(existing.splitlines())
-    gitignore = (existing.rstrip("\n") + "\n" if existing.strip() else "") + \
-        "".join(f"{line}\n" for line in ignored if line not in have)
-    files = {
-        ".gitignore": gitignore,
-        "_index.md": render_node(master, br.branch_body(title, summary, master=True)),
-        SCHEMA_PATH: render_node(schema, default_schema_body()),
-    }
-    for rel, text in files.items():
-        path = root_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    committer = gitstore.Committer(root_path)
-    committer.commit(f"init: forest '{title}'", {rel: text.encode() for rel, text in files.items()})
-    committer.close()
-    # mark the files as fresh in the index so `git status` is clean straight away
-    gitstore.run_git(root_path, "update-index", "-q", "--refresh", check=False)
-    return root_path
