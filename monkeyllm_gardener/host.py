@@ -38,7 +38,6 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
-import inspect
 import itertools
 import math
 import os
@@ -54,7 +53,12 @@ from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateError
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.derive import is_valid_summary
-from monkeyllm_gardener.hookspecs import hookimpl
+from monkeyllm_gardener.entrypoints import (
+    SIMPLE_HOOK_ADAPTERS,
+    RegistersConverters,
+    converter_from_entry_point,
+)
+from monkeyllm_gardener.plugins_report import format_plugins_report  # noqa: F401 - re-exported
 
 SourceKind = Literal["command", "plugin", "builtin"]
 SOURCE_RANK: Mapping[str, int] = {"command": 0, "plugin": 1, "builtin": 2}
@@ -153,108 +157,6 @@ class _PluginInfo:
 
 class _Rejected(Exception):
     """An item passed to a ``register`` callback is invalid."""
-
-
-# -- adapters turning simple entry points into pluggy plugins ------------------
-
-
-class _RegistersConverters:
-    """A pluggy plugin registering a fixed list of converters."""
-
-    def __init__(self, converters: Sequence[tuple[Any, float]]) -> None:
-        self._converters = list(converters)
-
-    @hookimpl
-    def register_converters(self, register: Callable[..., None]) -> None:
-        for converter, priority in self._converters:
-            register(converter, priority=priority)
-
-
-class _OnCurateCallable:
-    def __init__(self, function: Callable[[dict[str, Any]], Any]) -> None:
-        self._function = function
-
-    @hookimpl
-    def on_curate(self, draft: dict[str, Any]) -> Any:
-        return self._function(draft)
-
-
-class _RegisterConvertersCallable:
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self._function = function
-
-    @hookimpl
-    def register_converters(self, register: Callable[..., None]) -> None:
-        self._function(register)
-
-
-class _RegisterDescribersCallable:
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self._function = function
-
-    @hookimpl
-    def register_describers(self, register: Callable[..., None]) -> None:
-        self._function(register)
-
-
-_SIMPLE_HOOK_ADAPTERS: Mapping[str, Callable[[Callable[..., Any]], object]] = {
-    "on_curate": _OnCurateCallable,
-    "register_converters": _RegisterConvertersCallable,
-    "register_describers": _RegisterDescribersCallable,
-}
-
-
-class _EntryPointConverter:
-    """A converter from the ``monkeyllm.converters`` group, with its name and
-    extensions resolved by the documented rule."""
-
-    def __init__(
-        self,
-        *,
-        name: Any,
-        extensions: Any,
-        convert: Callable[[Path], Conversion],
-        requires: Any,
-        install_hint: Any,
-    ) -> None:
-        self.name = name
-        self.extensions = extensions
-        self._convert = convert
-        self.requires = requires
-        self.install_hint = install_hint
-
-    def convert(self, path: Path) -> Conversion:
-        return self._convert(path)
-
-
-def _extension_from_entry_point_name(name: str) -> str:
-    text = name.strip().lower()
-    return text if text.startswith(".") else "." + text
-
-
-def converter_from_entry_point(entry_point_name: str, loaded: Any) -> tuple[Any, float]:
-    """Apply the ``monkeyllm.converters`` rule; returns (converter, priority)."""
-    target = loaded() if inspect.isclass(loaded) else loaded
-    convert = getattr(target, "convert", None)
-    if not callable(convert):
-        if callable(target):
-            convert = target  # a plain function f(path) -> Conversion
-        else:
-            raise TypeError(f"{type(target).__name__} has no convert(path) method and is not callable")
-    extensions = getattr(target, "extensions", None)
-    if extensions is None:
-        extensions = (_extension_from_entry_point_name(entry_point_name),)
-    name = getattr(target, "name", None)
-    if not isinstance(name, str) or not name.strip():
-        name = entry_point_name
-    converter = _EntryPointConverter(
-        name=name,
-        extensions=extensions,
-        convert=convert,
-        requires=getattr(target, "requires", ()),
-        install_hint=getattr(target, "install_hint", None),
-    )
-    return converter, getattr(target, "priority", 0.0)
 
 
 # -- small helpers --------------------------------------------------------------
@@ -447,7 +349,7 @@ class PluginHost:
                 self._record_error(COMMAND_PLUGIN_NAME, f"converters {extension}", str(exc))
         if converters:
             self._add_plugin(
-                _RegistersConverters(converters),
+                RegistersConverters(converters),
                 name=COMMAND_PLUGIN_NAME,
                 version="config",
                 source="command",
@@ -491,8 +393,8 @@ class PluginHost:
             return loaded
         if group == "monkeyllm.converters":
             converter, priority = converter_from_entry_point(entry_point_name, loaded)
-            return _RegistersConverters([(converter, priority)])
-        adapter = _SIMPLE_HOOK_ADAPTERS.get(entry_point_name)
+            return RegistersConverters([(converter, priority)])
+        adapter = SIMPLE_HOOK_ADAPTERS.get(entry_point_name)
         if adapter is None:
             raise _Rejected(
                 f"unknown hook name {entry_point_name!r} in monkeyllm.hooks (known: {', '.join(SIMPLE_HOOK_NAMES)})"
@@ -842,38 +744,6 @@ class PluginHost:
                            for ext, records in sorted(self._by_extension.items())},
             "load_errors": [problem.as_dict() for problem in self.load_errors],
         }
-
-
-def format_plugins_report(report: Mapping[str, Any]) -> str:
-    """Plain text for the terminal: one block per plugin, then load errors."""
-    lines: list[str] = []
-    for plugin in report.get("plugins", []):
-        lines.append(f"{plugin['name']} ({plugin['source']}, {plugin['version']})")
-        if plugin.get("hooks"):
-            lines.append(f"  hooks: {', '.join(plugin['hooks'])}")
-        for converter in plugin.get("converters", []):
-            line = (f"  converter {converter['name']}: {' '.join(converter['extensions'])}"
-                    f"  priority {converter['priority']:g}")
-            if not converter["available"]:
-                line += f"  UNAVAILABLE ({converter['unavailable_reason']})"
-            lines.append(line)
-        for describer in plugin.get("describers", []):
-            line = (f"  describer {describer['name']}: {' '.join(describer['kinds'])}"
-                    f"  priority {describer['priority']:g}")
-            if not describer["available"]:
-                line += f"  UNAVAILABLE ({describer['unavailable_reason']})"
-            lines.append(line)
-        lines.append("")
-    if not report.get("plugins"):
-        lines.extend(["no plugins loaded", ""])
-    errors = report.get("load_errors", [])
-    if errors:
-        lines.append(f"load errors ({len(errors)}):")
-        for problem in errors:
-            lines.append(f"  {problem['plugin']} [{problem['entry_point']}]: {problem['error']}")
-    else:
-        lines.append("load errors: none")
-    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=8)
