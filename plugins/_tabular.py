@@ -50,9 +50,12 @@ import json
 import math
 import re
 import unicodedata
-from decimal import Decimal
 from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
 from typing import Any, Literal, Sequence
+
+from monkeyllm_gardener.conversion import ConversionError
 
 SqlType = Literal["INTEGER", "REAL", "TEXT"]
 CellKind = Literal["null", "integer", "wide_integer", "real", "text"]
@@ -343,6 +346,22 @@ class TablePart:
 
 class TooManyColumns(ValueError):
     """A source wider than ``MAX_TABLES_PER_DATASET`` tables of 50 columns."""
+
+
+def wide_table_schema(path: Path, table: str, columns: Sequence[str], types: Sequence[str], *,
+                      fix: str) -> tuple[list[TablePart], dict[str, dict[str, Any]], str | None]:
+    """The schema of ``table``, split into parts of at most 50 columns when wider
+    (see ``split_wide_table``); too wide even then is a ConversionError ending with
+    ``fix``. Returns (parts, schema, note for the manual or None)."""
+    try:
+        parts, note = split_wide_table(table, columns)
+    except TooManyColumns as error:
+        raise ConversionError(f"too wide: {path.name} has {error}; {fix}") from None
+    schema = {
+        part.name: {"columns": dict(zip(columns[part.start:part.stop], types[part.start:part.stop]))}
+        for part in parts
+    }
+    return parts, schema, note
 
 
 def split_wide_table(

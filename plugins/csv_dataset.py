@@ -21,13 +21,12 @@ from ._tabular import (
     NULL_RULE_SENTENCE,
     TYPE_RULES_SENTENCE,
     SqlType,
-    TooManyColumns,
     TypeTracker,
-    text_converters,
     repair_headers,
-    split_wide_table,
     table_name_from,
+    text_converters,
     unique_name,
+    wide_table_schema,
 )
 
 # A 200 KB (or 200 MB) field is data, not an attack on a converter: lift the 128 KB
@@ -111,18 +110,10 @@ class CsvConverter:
 
         notes, warnings = _source_notes(path, encoding_warning, encoding, delimiter, scan, extra_names)
         notes[:0] = header_notes
-        try:
-            parts, split_note = split_wide_table(table, columns)
-        except TooManyColumns as error:
-            raise ConversionError(
-                f"too wide: {path.name} has {error}; split the file into narrower CSVs"
-            ) from None
+        parts, schema, split_note = wide_table_schema(path, table, columns, types,
+                                                      fix="split the file into narrower CSVs")
         if split_note:
             notes.insert(0, split_note)
-        schema = {
-            part.name: {"columns": dict(zip(columns[part.start:part.stop], types[part.start:part.stop]))}
-            for part in parts
-        }
         rows = {
             part.name: CsvRows(
                 path=path.resolve(),

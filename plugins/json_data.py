@@ -25,12 +25,11 @@ from monkeyllm_gardener.hookspecs import hookimpl
 from ._encoding import read_text
 from ._tabular import (
     SqlType,
-    TooManyColumns,
     TypeTracker,
     convert_value,
     repair_headers,
-    split_wide_table,
     table_name_from,
+    wide_table_schema,
 )
 
 MAX_DOCUMENT_CHARS = 50_000  # the rendered body of a non-tabular JSON file
@@ -160,18 +159,10 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
             "`true`/`false` because those columns hold text too."
         )
     notes.extend(_parse_notes(parsed))
-    try:
-        parts, split_note = split_wide_table(table, names)
-    except TooManyColumns as error:
-        raise ConversionError(
-            f"too wide: {path.name} has {error}; split the objects into narrower files"
-        ) from None
+    parts, schema, split_note = wide_table_schema(path, table, names, types,
+                                                  fix="split the objects into narrower files")
     if split_note:
         notes.insert(0, split_note)
-    schema = {
-        part.name: {"columns": dict(zip(names[part.start:part.stop], types[part.start:part.stop]))}
-        for part in parts
-    }
     rows = {
         part.name: JsonRows(
             path=path.resolve(),

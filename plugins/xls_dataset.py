@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
-from monkeyllm_gardener.hookspecs import hookimpl
 from monkeyllm_plugins._container import (
     ENCRYPTION_STREAMS,
     check_not_empty,
@@ -44,6 +42,9 @@ from monkeyllm_plugins.xlsx_dataset import (
     stopped_warning,
     survey_sheet,
 )
+
+from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
+from monkeyllm_gardener.hookspecs import hookimpl
 
 _EXACT_FLOAT_LIMIT = 2**53
 # xlrd cell types (xlrd.XL_CELL_*), spelt out so this module imports without xlrd.

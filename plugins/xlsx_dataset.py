@@ -42,8 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.hookspecs import hookimpl
 from monkeyllm_plugins._container import check_zip_container
 from monkeyllm_plugins._tabular import (
     MAX_TABLES_PER_DATASET,
@@ -56,6 +54,9 @@ from monkeyllm_plugins._tabular import (
     table_name_from,
     unique_name,
 )
+
+from monkeyllm_gardener.conversion import Conversion, ConversionError
+from monkeyllm_gardener.hookspecs import hookimpl
 
 EMPTY_ROW_RUN_LIMIT = 1_000
 INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
