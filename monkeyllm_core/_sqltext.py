@@ -162,13 +162,3 @@ def text_without_trailing_comments(sql: str, tokens: list[Token]) -> str:
 def has_outer_word(tokens: list[Token], word: str) -> bool:
     """True when the bare ``word`` appears at parenthesis depth 0."""
     return any(token.depth == 0 and token.upper == word for token in bare_words(tokens))
-
-
-def identifiers(tokens: list[Token]) -> list[str]:
-    """Every bare or quoted name in the statement, in order."""
-    names = []
-    for token in tokens:
-        name = token.identifier
-        if name is not None:
-            names.append(name)
-    return names

@@ -127,14 +127,6 @@ def upsert_entry(body: str, section: str, child_id: str, line: str) -> str:
     return body[:start] + new_content + body[end:]
 
 
-def remove_entry(body: str, child_id: str) -> str:
-    span = find_entry(body, child_id)
-    if span is None:
-        return body
-    end = span[1] + 1 if span[1] < len(body) else span[1]
-    return body[:span[0]] + body[end:]
-
-
 def section_entries(body: str, section: str) -> list[str]:
     """Child ids listed in a section, in order."""
     bounds = _section_bounds(body, section)

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA_ID = "_meta/schema"
 SCHEMA_PATH = "_meta/schema.md"
 
 DEFAULT_TYPES = (

@@ -244,12 +244,6 @@ def _quote_path(path: str) -> bytes:
     return path.encode()
 
 
-def show_file(root: Path, path: str) -> bytes | None:
-    """A file's bytes at HEAD, or None when HEAD does not have it."""
-    proc = subprocess.run(["git", "cat-file", "blob", f"HEAD:{path}"], cwd=root, capture_output=True)
-    return proc.stdout if proc.returncode == 0 else None
-
-
 def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:
     """Each path's bytes at HEAD, None where HEAD has no such file.
 
@@ -275,11 +269,3 @@ def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:
             out[path] = data[end + 1:end + 1 + size]
             pos = end + 1 + size + 1
     return out
-
-
-def commit_count(root: Path) -> int:
-    return int(run_git(root, "rev-list", "--count", "HEAD").strip() or 0)
-
-
-def status_porcelain(root: Path) -> str:
-    return run_git(root, "status", "--porcelain")

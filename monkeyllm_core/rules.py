@@ -7,6 +7,7 @@ from typing import Any
 
 from .dialect import Dialect
 from .errors import VineError, estimate_tokens
+from .passport import REQUIRED_KEYS
 
 SUMMARY_MAX_TOKENS = 60
 SUMMARY_MAX_CHARS = SUMMARY_MAX_TOKENS * 4
@@ -101,7 +102,7 @@ def check_summary(summary: Any, *, where: str) -> None:
 def validate_passport(fm: dict[str, Any], dialect: Dialect, *, where: str | None = None) -> None:
     """Raise the first rule a passport breaks (E_FRONTMATTER or E_SCHEMA)."""
     where = where or str(fm.get("id", "node"))
-    missing = [k for k in ("id", "type", "title", "summary", "created", "updated") if not fm.get(k)]
+    missing = [k for k in REQUIRED_KEYS if not fm.get(k)]
     if missing:
         raise VineError("E_FRONTMATTER", f"{where}: missing required field(s) {', '.join(missing)}",
                         "Every node needs id, type, title, summary, created and updated.")

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from .errors import VineError
 from .sqlnames import quote_identifier
@@ -68,14 +68,19 @@ def _read_relations(connection: sqlite3.Connection, *, count_rows: bool = True) 
             )
         except sqlite3.Error:  # a view over a table that no longer exists
             columns = ()
-        row_count = None
+        relation = Relation(name=name, kind=kind, columns=columns, row_count=None)
         if kind == "table" and count_rows:
-            try:
-                row_count = connection.execute(f"SELECT COUNT(*) FROM {quote_identifier(name)}").fetchone()[0]
-            except sqlite3.Error:  # e.g. a virtual table whose module is not loaded
-                row_count = None
-        relations.append(Relation(name=name, kind=kind, columns=columns, row_count=row_count))
+            relation = _counted(connection, relation)
+        relations.append(relation)
     return relations
+
+
+def _counted(connection: sqlite3.Connection, relation: Relation) -> Relation:
+    try:
+        count = connection.execute(f"SELECT COUNT(*) FROM {quote_identifier(relation.name)}").fetchone()[0]
+    except sqlite3.Error:  # e.g. a virtual table whose module is not loaded
+        count = None
+    return replace(relation, row_count=count)
 
 
 def _unreadable(db_path: str | os.PathLike[str], error: sqlite3.Error) -> VineError:
@@ -255,16 +260,21 @@ def _sample_section(connection: sqlite3.Connection, table: Relation) -> list[str
     return lines
 
 
-def render_sample_rows(db_path: str | os.PathLike[str]) -> str:
+def render_sample_rows(db_path: str | os.PathLike[str], row_counts: Mapping[str, int] | None = None) -> str:
     """The whole ``## Sample rows`` section for the database at ``db_path``.
 
     One ``### <table> — N rows`` block per table (at most 20), up to 3 rows and 12
-    columns each, every omission stated. Ends with one newline.
+    columns each, every omission stated. Ends with one newline. ``row_counts``, when
+    the caller already counted (it loaded the rows), spares a COUNT(*) per table.
     """
     connection = open_readonly(db_path)
     try:
         try:
-            tables = [r for r in _read_relations(connection) if r.kind == "table"]
+            known = dict(row_counts or {})
+            tables = [r for r in _read_relations(connection, count_rows=not known) if r.kind == "table"]
+            if known:
+                tables = [r if r.name in known else _counted(connection, r) for r in tables]
+                tables = [replace(r, row_count=known[r.name]) if r.name in known else r for r in tables]
         except sqlite3.DatabaseError as error:
             raise _unreadable(db_path, error) from None
         lines = ["## Sample rows", ""]

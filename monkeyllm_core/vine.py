@@ -38,7 +38,6 @@ from .rules import (
 from .sections import replace_section, section_span
 
 CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
-GENERATED_SECTIONS = ("Query manual", "Sample rows")
 
 
 def today() -> str:
@@ -452,6 +451,7 @@ class Vine:
         manual_notes = list(fields.pop("manual_notes", []) or [])
         payload_source = fields.pop("payload_source", None)
         payload_move = bool(fields.pop("payload_move", False))
+        row_counts = fields.pop("row_counts", None)  # the caller counted while loading a payload
         node_id = fields.get("id")
         check_new_id(node_id)
         expected_parent = parent_of(node_id)
@@ -484,7 +484,7 @@ class Vine:
                 body = self._birth_dataset(txn, fields, body, schema, rows, manual_notes)
             elif payload_source is not None:
                 body = self._install_payload(txn, fields, body, Path(payload_source), manual_notes,
-                                             move=payload_move)
+                                             move=payload_move, row_counts=row_counts)
             txn.put_node(fields, body)
             self._list_in_parent(txn, fields, new=True)
             sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
@@ -506,14 +506,15 @@ class Vine:
                             "A newborn dataset never overwrites a payload; remove it or pick another id.")
         db.parent.mkdir(parents=True, exist_ok=True)
         txn.claim_payload(new=db)
-        create_dataset(db, schema, rows)
+        counts = create_dataset(db, schema, rows)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
         if not body.strip():
             body = f"# {fm['title']}\n"  # FOREST-FORMAT: a dataset body opens with its title
-        return self._with_map(body, db, notes, with_samples=rows is not None)
+        return self._with_map(body, db, notes, with_samples=rows is not None, row_counts=counts)
 
     def _install_payload(self, txn: _Txn, fm: dict[str, Any], body: str, source: Path,
-                         notes: list[str], *, move: bool = False) -> str:
+                         notes: list[str], *, move: bool = False,
+                         row_counts: Mapping[str, int] | None = None) -> str:
         """Copy a file in place as the node's payload (a SQLite db, an image, ...).
 
         ``move`` renames instead (for a payload the caller built on the forest's
@@ -538,10 +539,11 @@ class Vine:
             fm["payload_hash"] = copy_file_with_hash(source, dest)
         if fm.get("payload_type") == "sqlite":
             fm["type"] = "dataset"
-            body = self._with_map(body, dest, notes, with_samples=True)
+            body = self._with_map(body, dest, notes, with_samples=True, row_counts=row_counts)
         return body
 
-    def _with_map(self, body: str, db: Path, notes: list[str], *, with_samples: bool) -> str:
+    def _with_map(self, body: str, db: Path, notes: list[str], *, with_samples: bool,
+                  row_counts: Mapping[str, int] | None = None) -> str:
         """Append the generated map, or regenerate its two sections in place."""
         from .sample_map import render_query_manual, render_sample_rows
         manual = render_query_manual(db, notes)
@@ -549,14 +551,15 @@ class Vine:
             return body  # a hand-written manual: the engine leaves it alone
         body = replace_section(body, "Query manual", manual)
         if with_samples:
-            body = replace_section(body, "Sample rows", render_sample_rows(db))
+            body = replace_section(body, "Sample rows", render_sample_rows(db, row_counts))
         return body
 
     # -- replace (the Gardener's sync refresh) ----------------------------------------
     def replace(self, node_id: str, frontmatter: Mapping[str, Any], body: str | None = None, *,
                 message: str | None = None, payload_source: str | os.PathLike[str] | None = None,
                 schema: Mapping[str, Any] | None = None, rows: Mapping[str, Iterable[Any]] | None = None,
-                manual_notes: Iterable[str] = (), payload_move: bool = False) -> dict[str, Any]:
+                manual_notes: Iterable[str] = (), payload_move: bool = False,
+                row_counts: Mapping[str, int] | None = None) -> dict[str, Any]:
         """Replace a node's passport, body and payload in one commit.
 
         ``frontmatter`` keys are set (None removes a key); ``id``, ``type`` and
@@ -585,7 +588,7 @@ class Vine:
                 if old.get("payload"):
                     fm["payload"] = old["payload"]
                 new_body = self._install_payload(txn, fm, new_body, Path(payload_source), list(manual_notes),
-                                                 move=payload_move)
+                                                 move=payload_move, row_counts=row_counts)
             if fm == old and new_body == current.body:
                 txn.abandon()
                 return {"id": node_id, "commit": None, "trail": trail_of(node_id)}
@@ -609,7 +612,7 @@ class Vine:
         for suffix in ("", "-journal"):
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
         txn.claim_payload(new=fresh)
-        create_dataset(fresh, schema, rows)
+        counts = create_dataset(fresh, schema, rows)
         if db.exists():
             backup = self._backup_path(db)
             txn.claim_payload(replaced=(db, backup))
@@ -619,7 +622,7 @@ class Vine:
         os.replace(fresh, db)
         txn.new_payloads.remove(fresh)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
-        return self._with_map(body, db, notes, with_samples=True)
+        return self._with_map(body, db, notes, with_samples=True, row_counts=counts)
 
     def _put_with_propagation(self, txn: _Txn, old: Mapping[str, Any], fm: dict[str, Any], body: str) -> None:
         """Write a changed node; a summary (or coverage) change reaches its parent's entry."""

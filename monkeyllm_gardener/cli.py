@@ -70,7 +70,7 @@ def _progress(args: argparse.Namespace, verb: str) -> tuple[Callable[[str, int, 
     bar.start()
     task = bar.add_task(verb, total=None)
 
-    def tick(stage: str, done: int, total: int) -> None:
+    def tick(_stage: str, done: int, total: int) -> None:
         bar.update(task, completed=done + 1, total=total)
 
     return tick, bar.stop

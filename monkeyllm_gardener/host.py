@@ -300,8 +300,10 @@ class PluginHost:
         self._load_builtins(self.spec.builtins)
         self._skip_plugins_with_unknown_hooks()
         self._pm.check_pending()
-        self._call_registry_hook("register_converters", self._converter_register)
-        self._call_registry_hook("register_describers", self._describer_register)
+        self._call_registry_hook("register_converters", self._registrar(
+            "register_converters", self._validated_converter, self._converters))
+        self._call_registry_hook("register_describers", self._registrar(
+            "register_describers", self._validated_describer, self._describers))
         self._by_extension = self._index_converters()
 
     # -- discovery -------------------------------------------------------------
@@ -474,16 +476,20 @@ class PluginHost:
             hint = BUILTIN_INSTALL_HINT if source == "builtin" else f"install the Python module {', '.join(missing)}"
         return False, f"needs {', '.join(missing)}: {hint}"
 
-    def _converter_register(self, info: _PluginInfo) -> Callable[..., None]:
-        def register(converter: Any, priority: float = 0.0) -> None:
-            try:
-                record = self._validated_converter(converter, priority, info)
-            except _Rejected as exc:
-                self._record_error(info.name, "register_converters", str(exc))
-                return
-            self._converters.append(record)
+    def _registrar(self, hook_name: str, validate: Callable[[Any, Any, _PluginInfo], Any],
+                   records: list[Any]) -> Callable[[_PluginInfo], Callable[..., None]]:
+        """The ``register`` callback handed to one plugin's registry hook: each item
+        is validated and stamped with the plugin; an invalid one is a load error."""
+        def for_plugin(info: _PluginInfo) -> Callable[..., None]:
+            def register(item: Any, priority: float = 0.0) -> None:
+                try:
+                    records.append(validate(item, priority, info))
+                except _Rejected as exc:
+                    self._record_error(info.name, hook_name, str(exc))
 
-        return register
+            return register
+
+        return for_plugin
 
     def _validated_converter(self, converter: Any, priority: Any, info: _PluginInfo) -> RegisteredConverter:
         name = getattr(converter, "name", None)
@@ -525,17 +531,6 @@ class PluginHost:
             unavailable_reason=reason,
             sequence=next(self._registration_order),
         )
-
-    def _describer_register(self, info: _PluginInfo) -> Callable[..., None]:
-        def register(describer: Any, priority: float = 0.0) -> None:
-            try:
-                record = self._validated_describer(describer, priority, info)
-            except _Rejected as exc:
-                self._record_error(info.name, "register_describers", str(exc))
-                return
-            self._describers.append(record)
-
-        return register
 
     def _validated_describer(self, describer: Any, priority: Any, info: _PluginInfo) -> RegisteredDescriber:
         name = getattr(describer, "name", None)

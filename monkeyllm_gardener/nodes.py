@@ -73,7 +73,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
         summary = summary_for_dataset(title, counts, columns)
         fields.update(payload_source=str(tmp), payload_move=True, payload_type="sqlite",
-                      manual_notes=list(conv.manual_notes))
+                      manual_notes=list(conv.manual_notes), row_counts=counts)
         body = f"# {title}\n\n{body}".rstrip() + "\n"
     elif conv.payload_type == "sqlite":
         fields["type"] = "dataset"
@@ -87,6 +87,8 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         summary = summary_for_dataset(title, counts, tables)
         fields.update(payload_source=str(conv.payload_path), payload_type="sqlite",
                       manual_notes=list(conv.manual_notes))
+        if prep.row_counts is not None:
+            fields["row_counts"] = dict(prep.row_counts)  # counted once, in the worker
         body = f"# {title}\n\n{body}".rstrip() + "\n"
     elif conv.media is not None:
         fields["type"] = conv.node_type or "media"

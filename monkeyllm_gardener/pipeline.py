@@ -413,6 +413,7 @@ class Gardener:
         payload_source = fields.pop("payload_source", None)
         payload_move = fields.pop("payload_move", False)
         manual_notes = fields.pop("manual_notes", ())
+        row_counts = fields.pop("row_counts", None)
         keep_summary = old.get("summary_source") != "derived" and fields.get("summary_source") != "curated"
         if keep_summary:
             fields["summary"] = old["summary"]
@@ -429,7 +430,7 @@ class Gardener:
             if "source_sections" not in fields:
                 fields["source_sections"] = None  # the source has no sections any more
         vine.replace(task.node_id, fields, new_body, payload_source=payload_source,
-                     payload_move=payload_move, manual_notes=manual_notes,
+                     payload_move=payload_move, manual_notes=manual_notes, row_counts=row_counts,
                      message=f"gardener(sync): {task.node_id}")
 
     def _run_hooks(self, vine: Vine, fields: dict[str, Any], report: Report, rel: str) -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """A pytest plugin for plugin authors (loaded automatically once monkeyllm is installed).
 
+``isolated_env(home, extra)`` is the environment to run ``vine`` in a subprocess
+with: an empty HOME and git config (no identity, no user plugins' allow-list), so
+a test sees what a fresh machine sees.
+
 Fixtures:
 
 - ``forest``: a fresh forest under tmp_path (real git, real catalog).
@@ -11,12 +15,24 @@ Fixtures:
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import pytest
 
 from monkeyllm_core import init_forest
+
+
+def isolated_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """PATH, an empty HOME and git config, a UTF-8 locale, plus ``extra``."""
+    home.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / ".gitconfig-empty"
+    gitconfig.touch()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
+           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.update(extra or {})
+    return env
 
 
 @pytest.fixture

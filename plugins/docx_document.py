@@ -41,7 +41,6 @@ R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 V = "{urn:schemas-microsoft-com:vml}"
-MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 
 _MAX_STYLE_DEPTH = 10
 _HEADING_NAME = re.compile(r"^heading ([1-9])$", re.IGNORECASE)

@@ -37,10 +37,10 @@ from monkeyllm_plugins.xlsx_dataset import (
     PlannedTable,
     SheetPlan,
     describe_tables,
-    fit_dataset,
     sheet_label,
     stopped_warning,
     survey_sheet,
+    workbook_conversion,
 )
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
@@ -224,15 +224,7 @@ class XlsConverter:
                 "Merged ranges could not be inspected in this file; a merged range keeps its "
                 "value in its top-left cell only."
             )
-        schema, fitted_rows, split_notes = fit_dataset(path, tables, rows)
-        return Conversion(
-            kind="dataset",
-            title=path.stem,
-            schema=schema,
-            rows=fitted_rows,
-            manual_notes=tuple(notes + split_notes),
-            warnings=tuple(warnings),
-        )
+        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings)
 
 
 @hookimpl

@@ -259,16 +259,16 @@ class ColumnSlice:
             yield tuple(row[self.start:self.stop])
 
 
-def fit_dataset(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any]
-                ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], list[str]]:
-    """Schema, rows and notes for the engine's limits: a sheet wider than 50 columns is
-    split into parts joined by rowid (nothing dropped); more than 10 tables in all is
-    refused with the fix, since a dataset holds at most 10."""
+def workbook_conversion(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any], *,
+                        notes: Sequence[str], warnings: Sequence[str]) -> Conversion:
+    """The dataset a workbook becomes (xlsx and xls alike), within the engine's limits: a
+    sheet wider than 50 columns is split into parts joined by rowid (nothing dropped);
+    more than 10 tables in all is refused with the fix, since a dataset holds at most 10."""
     schema = schema_for(tables)
     taken = set(schema)
     out_schema: dict[str, dict[str, Any]] = {}
     out_rows: dict[str, Any] = {}
-    notes: list[str] = []
+    split_notes: list[str] = []
     for planned in tables:
         table = planned.table
         names = list(schema[table]["columns"])
@@ -280,7 +280,7 @@ def fit_dataset(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any]
         if note is None:
             out_schema[table], out_rows[table] = schema[table], rows[table]
             continue
-        notes.append(note)
+        split_notes.append(note)
         for part in parts:
             name = part.name if part.name == table else unique_name(part.name, taken)
             taken.add(name)
@@ -291,7 +291,8 @@ def fit_dataset(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any]
         raise ConversionError(
             f"{path.name}: {len(out_schema)} tables (sheets, with wide sheets split), more than the "
             f"{MAX_TABLES_PER_DATASET} a dataset holds: split the workbook into several files")
-    return out_schema, out_rows, notes
+    return Conversion(kind="dataset", title=path.stem, schema=out_schema, rows=out_rows,
+                      manual_notes=tuple(notes) + tuple(split_notes), warnings=tuple(warnings))
 
 
 def sheet_label(position: int, title: str) -> str:
@@ -491,15 +492,7 @@ class XlsxConverter:
                 f"{missing_values} formula cell(s) were saved without a computed value "
                 "and are NULL."
             )
-        schema, fitted_rows, split_notes = fit_dataset(path, tables, rows)
-        return Conversion(
-            kind="dataset",
-            title=path.stem,
-            schema=schema,
-            rows=fitted_rows,
-            manual_notes=tuple(notes + split_notes),
-            warnings=tuple(warnings),
-        )
+        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings)
 
 
 def _sheet_facts(path: Path, workbook: Any, sheet: Any) -> SheetXmlFacts | None:

@@ -9,7 +9,6 @@ came through the hook, media nodes carry the sentinel, payloads stay out of git.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,6 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from monkeyllm_gardener.testing import isolated_env
+
 REPO = Path(__file__).resolve().parents[1]
 EXPORT = REPO / "fixtures" / "export"
 PDF_TOOL = REPO / "fixtures" / "tools" / "pdf2md.py"
@@ -29,12 +30,7 @@ WORKED_EXAMPLE = ("SELECT customer, ROUND(SUM(total_usd), 2) AS billed FROM invo
                   "WHERE status = 'F' GROUP BY customer ORDER BY billed DESC LIMIT 3")
 
 
-def clean_env(home: Path) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    gitconfig = home / ".gitconfig-empty"
-    gitconfig.touch()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+clean_env = isolated_env
 
 
 @dataclass(frozen=True, kw_only=True)

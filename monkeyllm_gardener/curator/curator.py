@@ -96,7 +96,6 @@ class _Answer:
     summary: str | None  # None: rejected or failed, use the fallback
     reply: dict[str, Any] | None  # the last parsed JSON object, if any
     problems: list[str]
-    transport_failed: bool = False
 
 
 class _Stats:
@@ -260,21 +259,12 @@ class Curator:
         tags, tag_problems = merge_tags(request.tags, self._default_tags, model_tags)
         links, link_problems = self._accept_links(request.node_id, link_ids(reply.get("links")), candidates)
         problems += tag_problems + link_problems
-        if answer.summary is None:
-            self._stats.add("fallbacks")
-            return CurationOutcome(
-                node_id=request.node_id,
-                summary=request.derived_summary,
-                summary_source="fallback",
-                tags=tags,
-                links=links,
-                problems=problems,
-            )
-        self._stats.add("llm_summaries")
+        fell_back = answer.summary is None
+        self._stats.add("fallbacks" if fell_back else "llm_summaries")
         return CurationOutcome(
             node_id=request.node_id,
-            summary=answer.summary,
-            summary_source="llm",
+            summary=request.derived_summary if fell_back else answer.summary,
+            summary_source="fallback" if fell_back else "llm",
             tags=tags,
             links=links,
             problems=problems,
@@ -359,7 +349,7 @@ class Curator:
             except TransportFailure as exc:
                 self._note_transport_failure(str(exc))
                 problems.append(f"curation failed: {exc}; kept the derived summary")
-                return _Answer(summary=None, reply=reply, problems=problems, transport_failed=True)
+                return _Answer(summary=None, reply=reply, problems=problems)
             self._note_transport_success()
             try:
                 parsed = parse_reply_object(text)

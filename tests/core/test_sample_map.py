@@ -203,3 +203,18 @@ def test_a_file_that_is_not_sqlite_is_one_clear_error(tmp_path):
             render(fake)
         assert caught.value.code == "E_SCHEMA"
         assert "fake.db is not a readable SQLite database" in caught.value.message
+
+
+def test_counts_the_caller_already_has_are_used_instead_of_counting_again(tmp_path: Path) -> None:
+    db = tmp_path / "two.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE a (x INTEGER)")
+    conn.execute("CREATE TABLE b (y TEXT)")
+    conn.executemany("INSERT INTO a VALUES (?)", [(i,) for i in range(4)])
+    conn.commit()
+    conn.close()
+    counted = render_sample_rows(db)
+    assert render_sample_rows(db, {"a": 4, "b": 0}) == counted
+    # a table missing from the mapping is still counted; a given count is trusted as is
+    partial = render_sample_rows(db, {"a": 7})
+    assert "### a \u2014 7 rows" in partial and "### b \u2014 0 rows" in partial

@@ -3,7 +3,6 @@ server on 127.0.0.1 (the scripted one): the report, the planted summaries and th
 closed-list links."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,7 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, json_reply, message_text
+from monkeyllm_gardener.curator.testing_server import (
+    ScriptedOpenAIServer,
+    json_reply,
+    message_text,
+)
+from monkeyllm_gardener.testing import isolated_env
 
 REPO = Path(__file__).resolve().parents[2]
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
@@ -24,13 +28,7 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    (home / "gitconfig").touch()
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "MONKEYLLM_LLM_CONCURRENCY": "4"}
-    env.update(extra)
-    return env
+    return isolated_env(tmp_path / "home", {"MONKEYLLM_LLM_CONCURRENCY": "4", **extra})
 
 
 def _vine(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

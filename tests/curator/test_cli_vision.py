@@ -3,28 +3,25 @@ real OpenAI-compatible server on 127.0.0.1, and a failing one degrades to the st
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from PIL import Image
 
-from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
+from monkeyllm_gardener.curator.testing_server import (
+    ScriptedOpenAIServer,
+    chat_completion,
+)
 from monkeyllm_gardener.media import SENTINEL
+from monkeyllm_gardener.testing import isolated_env
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 DESCRIPTION = "A whiteboard listing three price tiers: Basic $10, Pro $25, Enterprise on request."
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    (home / "gitconfig").touch()
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8"}
-    env.update(extra)
-    return env
+    return isolated_env(tmp_path / "home", extra)
 
 
 def _adopt_one_image(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], Path]:

@@ -14,12 +14,14 @@ import subprocess
 import sys
 import wave
 from dataclasses import dataclass
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Mapping
 
 import pytest
 import yaml
+
+from monkeyllm_gardener.testing import isolated_env
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 
@@ -38,21 +40,7 @@ class Result:
         return f"vine {' '.join(self.args)} -> {self.returncode}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}"
 
 
-def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    gitconfig = home / ".gitconfig-empty"
-    gitconfig.touch()
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    env.update(extra or {})
-    return env
+clean_env = isolated_env
 
 
 class VineRunner:

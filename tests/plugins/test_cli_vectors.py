@@ -14,7 +14,6 @@ import csv
 import datetime as dt
 import io
 import json
-import os
 import re
 import sqlite3
 import struct
@@ -29,6 +28,10 @@ from typing import Any, Callable
 
 import pytest
 import yaml
+
+from monkeyllm_gardener.testing import isolated_env
+
+from _containers import ole_container  # tests/plugins is on sys.path
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 SENTINEL = "No description has been generated for this media yet."
@@ -128,33 +131,6 @@ def truncated_xlsx(path: Path) -> None:
     xlsx(_plain)(path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-
-
-def ole_container(stream_names: list[str]) -> bytes:
-    """A minimal valid OLE2 compound file: a FAT sector, then directory sectors
-    holding a root entry and one empty stream per name."""
-    free, end, fat_marker = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
-    entries = ["Root Entry", *stream_names]
-    dir_sectors = (len(entries) + 3) // 4
-    header = bytearray(512)
-    header[0:8] = bytes.fromhex("d0cf11e0a1b11ae1")
-    struct.pack_into("<HHHHH", header, 0x18, 0x3E, 3, 0xFFFE, 9, 6)
-    struct.pack_into("<IIII", header, 0x2C, 1, 1, 0, 4096)
-    struct.pack_into("<IIII", header, 0x3C, end, 0, end, 0)
-    struct.pack_into("<109I", header, 0x4C, 0, *([free] * 108))
-    fat = [fat_marker] + [s + 1 for s in range(1, dir_sectors)] + [end]
-    fat += [free] * (128 - len(fat))
-    directory = bytearray()
-    for index, name in enumerate(entries):
-        encoded = name.encode("utf-16-le")
-        entry = bytearray(128)
-        entry[: len(encoded)] = encoded
-        struct.pack_into("<HBB", entry, 64, len(encoded) + 2, 5 if index == 0 else 2, 1)
-        struct.pack_into("<III", entry, 68, free, free, 1 if index == 0 and len(entries) > 1 else free)
-        struct.pack_into("<II", entry, 116, end, 0)
-        directory += entry
-    directory += bytes(512 * dir_sectors - len(directory))
-    return bytes(header) + struct.pack("<128I", *fat) + bytes(directory)
 
 
 def docx_rich(path: Path) -> None:
@@ -373,12 +349,7 @@ VECTORS = OTHER_VECTORS + CSV_VECTORS + JSON_VECTORS + SQLITE_VECTORS + OFFICE_V
 
 
 # -- one real adopt for the whole module ---------------------------------------------------
-def clean_env(home: Path) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    gitconfig = home / ".gitconfig-empty"
-    gitconfig.touch()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+clean_env = isolated_env
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,6 @@ installed (both ``import`` and ``importlib.util.find_spec`` see them missing).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import wave
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from monkeyllm_gardener.testing import isolated_env
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
@@ -51,14 +52,7 @@ sys.meta_path.insert(0, _NotInstalled())
 '''
 
 
-def clean_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    home.mkdir(parents=True, exist_ok=True)
-    gitconfig = home / ".gitconfig-empty"
-    gitconfig.touch()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig),
-           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-    env.update(extra or {})
-    return env
+clean_env = isolated_env
 
 
 def build_export(export: Path) -> None:

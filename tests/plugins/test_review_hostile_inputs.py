@@ -3,7 +3,6 @@ subprocess, and must end as one clear report line, fast, with nothing lost."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,23 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
+from monkeyllm_gardener.testing import isolated_env
+
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    (home / ".gitconfig-empty").touch()
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig-empty"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "MONKEYLLM_LOAD_PLUGINS": "",
-    }
+    return isolated_env(tmp_path / "home", {"MONKEYLLM_LOAD_PLUGINS": ""})
 
 
 def _vine(tmp_path: Path, *args: Any, timeout: float = 60) -> subprocess.CompletedProcess[str]:
