@@ -82,7 +82,13 @@ def run_vine(size: int, layout: str, work: Path) -> dict:
         findings = validate_forest(reader)
     commits = int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root,
                                  capture_output=True, text=True).stdout)
+    # vine writes its own packs: git itself must find every object and delta sound
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict", "--no-progress"], cwd=root,
+                          capture_output=True, text=True)
+    pack_mib = sum(p.stat().st_size for p in (root / ".git" / "objects" / "pack").glob("*.pack")) / 2**20
     return {"samples": samples, "close_s": close_s, "total_s": total_s, "status": status,
+            "fsck": "ok" if fsck.returncode == 0 and not fsck.stdout.strip() else f"FAILED {fsck.stdout[:200]}",
+            "pack_mib": pack_mib,
             "errors": [f.line() for f in findings if f.level == "error"],
             "warnings": sorted({f.code for f in findings if f.level == "warning"}),
             "commits": commits}
@@ -135,15 +141,16 @@ def main() -> int:
         results = {layout: run_vine(size, layout, work) for layout in ("one branch", f"{BRANCHES} branches")}
         baseline = run_baseline(args.baseline_files, work) if args.baseline_files else None
 
-    print("| layout | " + " | ".join(f"plants {label}" for label, _, _ in stretches(size)) + " | mean incl. close | close | commits | git status | validate |")
-    print("|---|" + "---|" * (len(stretches(size)) + 5))
+    print("| layout | " + " | ".join(f"plants {label}" for label, _, _ in stretches(size)) + " | mean incl. close | close | commits | packs | git fsck | git status | validate |")
+    print("|---|" + "---|" * (len(stretches(size)) + 7))
     for layout, r in results.items():
         cells = [f"{median_ms(r['samples'], a, b):.2f}" for _, a, b in stretches(size)]
         mean = (sum(r["samples"]) + r["close_s"]) / len(r["samples"]) * 1000
         clean = "clean" if r["status"] == "" else f"DIRTY ({len(r['status'].splitlines())} lines)"
         valid = (f"{len(r['errors'])} errors" + (f", warnings: {', '.join(r['warnings'])}" if r["warnings"] else ""))
         print(f"| vine, {layout} | " + " | ".join(cells)
-              + f" | {mean:.2f} | {r['close_s'] * 1000:.0f} ms | {r['commits']:,} | {clean} | {valid} |")
+              + f" | {mean:.2f} | {r['close_s'] * 1000:.0f} ms | {r['commits']:,} | {r['pack_mib']:.1f} MiB"
+              + f" | {r['fsck']} | {clean} | {valid} |")
     if baseline:
         n = len(baseline["samples"])
         cells = []
@@ -151,11 +158,11 @@ def main() -> int:
             cells.append(f"{median_ms(baseline['samples'], a, b):.2f}" if b <= n else "not run")
         mean = sum(baseline["samples"]) / n * 1000
         print(f"| baseline: git add + git commit per file (first {n:,} files) | " + " | ".join(cells)
-              + f" | {mean:.2f} | - | {n:,} | - | - |")
+              + f" | {mean:.2f} | - | {n:,} | - | - | - | - |")
     print("\nmedian ms per plant over each stretch of plants (1-based plant numbers)")
     for layout, r in results.items():
-        if r["errors"] or r["status"]:
-            print(f"FAILED: {layout}: {r['errors'][:3]} {r['status'][:200]}")
+        if r["errors"] or r["status"] or r["fsck"] != "ok":
+            print(f"FAILED: {layout}: {r['errors'][:3]} {r['status'][:200]} {r['fsck']}")
             return 1
     return 0
 

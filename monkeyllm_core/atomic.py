@@ -44,8 +44,15 @@ def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path``'s content with ``data``; a reader sees the old or the new file."""
     global _renameat2
     spare = spare_path(path)
-    with open(spare, "wb") as fh:  # an existing spare is overwritten, not created
+    try:
+        # an existing spare is overwritten in place: truncating it to zero first
+        # frees its blocks, which costs more than the write itself on a big index
+        fh = open(spare, "r+b")
+    except FileNotFoundError:
+        fh = open(spare, "wb")
+    with fh:
         fh.write(data)
+        fh.truncate()
     if _renameat2 is not None and path.exists():
         if _renameat2(_AT_FDCWD, os.fsencode(spare), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
             return

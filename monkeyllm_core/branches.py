@@ -6,6 +6,7 @@ Edits are surgical: one entry line is inserted or replaced, the rest of the text
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 SUB_BRANCHES = "Sub-branches"
 DIRECT_BANANAS = "Direct bananas"
@@ -75,12 +76,10 @@ def _ensure_section(body: str, section: str) -> str:
 LISTINGS = (SUB_BRANCHES, DIRECT_BANANAS)
 
 
-def find_entry(body: str, child_id: str, sections: tuple[str, ...] = LISTINGS) -> tuple[int, int] | None:
-    """Span of the entry line for child_id (without its newline) in one of ``sections``:
-    by default the two listings, so a cross trail or a landmark naming the same id is
-    never taken for the child's own entry."""
+def _entry_span(body: str, child_id: str, bounds: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """Span of child_id's entry line (without its newline) inside ``bounds`` (the
+    listings), so a cross trail or a landmark naming the same id is never taken for it."""
     needle = f"- [[{child_id}]]"
-    bounds = [b for b in (_section_bounds(body, name) for name in sections) if b is not None]
     pos = 0
     while True:
         pos = body.find(needle, pos)
@@ -111,20 +110,99 @@ def refresh_repeats(body: str, old_lines: tuple[str, ...], new_line: str,
     return "\n".join(lines)
 
 
-def upsert_entry(body: str, section: str, child_id: str, line: str) -> str:
-    """Replace child_id's entry line, or append it at the end of the section's list."""
-    span = find_entry(body, child_id)
-    if span is not None:
-        return body[:span[0]] + line + body[span[1]:]
-    body = _ensure_section(body, section)
-    start, end = _section_bounds(body, section)  # type: ignore[misc]
-    content = body[start:end]
-    stripped = content.rstrip("\n")
-    if stripped.strip():
-        new_content = stripped + "\n" + line + "\n" + ("\n" if end < len(body) else "")
+_NON_SPACE = re.compile(r"\S")
+
+
+_LISTED = re.compile(r"^- \[\[([^\]\n]+)\]\](?=[ \n]|$)", re.MULTILINE)
+
+
+@dataclass(eq=False)
+class Listing:
+    """What one branch body lists: its two listings' bounds and entry counts, and
+    (once the body has been listed into twice) the set of child ids it lists.
+
+    It describes exactly one body string, held here: strings are immutable, so the
+    facts are right for as long as the caller passes that very object back. A
+    writer planting thousands of nodes into one branch then pays for the index's
+    size once, not on every plant."""
+
+    body: str
+    bounds: dict[str, tuple[int, int] | None]
+    counts: dict[str, int]
+    ids: set[str] | None = None
+
+
+def survey(body: str) -> Listing:
+    bounds = {name: _section_bounds(body, name) for name in LISTINGS}
+    counts = {name: body.count("\n- [[", b[0] - 1, b[1]) if b is not None else 0 for name, b in bounds.items()}
+    return Listing(body=body, bounds=bounds, counts=counts)
+
+
+def listed_ids(listing: Listing) -> set[str]:
+    ids: set[str] = set()
+    for bound in listing.bounds.values():
+        if bound is not None:
+            ids.update(m.group(1) for m in _LISTED.finditer(listing.body, *bound))
+    return ids
+
+
+def list_child(body: str, section: str, child_id: str, line: str,
+               known: Listing | None = None) -> tuple[str | None, tuple[int, int] | None, Listing]:
+    """Put child_id's entry line in the listings: replace its line, or append it at
+    the end of ``section``'s list.
+
+    Returns the new body (None when the line was already there as it is), the
+    listings' counts (direct bananas, sub-branches) when the entry is new (for the
+    coverage), and the Listing of the resulting body to pass back next time. With
+    ``known`` describing this very body, a new child costs one copy of the text and
+    no scan of it."""
+    if known is not None and known.body is body:
+        listing = known
+        if listing.ids is None:  # listed into a second time: worth knowing every id
+            listing.ids = listed_ids(listing)
     else:
-        new_content = line + "\n" + ("\n" if end < len(body) else "")
-    return body[:start] + new_content + body[end:]
+        listing = survey(body)
+    bounds = listing.bounds
+    if listing.ids is not None and child_id not in listing.ids and "]" not in child_id:
+        span = None
+    else:
+        span = _entry_span(body, child_id, [b for b in bounds.values() if b is not None])
+    if span is not None:
+        if body[span[0]:span[1]] == line:
+            return None, None, listing
+        cut, insert = span, line
+        counts = listing.counts
+    else:
+        if bounds.get(section) is None or not body.endswith("\n"):
+            # a hand-edited index lost the heading (put it back), or ends on a heading
+            # line without its newline (the entry must not be glued to the heading)
+            body = _ensure_section(body if body.endswith("\n") else body + "\n", section)
+            listing = survey(body)
+            bounds = listing.bounds
+        start, end = bounds[section]  # type: ignore[misc]
+        last = end
+        while last > start and body[last - 1] == "\n":
+            last -= 1
+        gap = "\n" if end < len(body) else ""
+        if _NON_SPACE.search(body, start, last):  # the list already has lines
+            cut, insert = (last, end), "\n" + line + "\n" + gap
+        else:
+            cut, insert = (start, end), line + "\n" + gap
+        counts = dict(listing.counts)
+        counts[section] += 1
+    new_body = "".join((body[:cut[0]], insert, body[cut[1]:]))
+    shift = len(insert) - (cut[1] - cut[0])
+    new_bounds = {}
+    for name, bound in bounds.items():
+        if bound is not None and bound[1] >= cut[1]:  # the cut lies in this section, or before it
+            moves = bound[0] > cut[0] and bound[0] >= cut[1]  # a later section moves whole
+            bound = (bound[0] + shift if moves else bound[0], bound[1] + shift)
+        new_bounds[name] = bound
+    ids = listing.ids
+    if ids is not None and span is None:
+        ids.add(child_id)  # the old body's Listing is dropped by the caller: its set can move on
+    result = Listing(body=new_body, bounds=new_bounds, counts=counts, ids=ids)
+    return new_body, ((counts[DIRECT_BANANAS], counts[SUB_BRANCHES]) if span is None else None), result
 
 
 def section_entries(body: str, section: str) -> list[str]:

@@ -1,17 +1,19 @@
 """The forest's git history: one commit per write, markdown only.
 
-Commits stream through one long-lived ``git fast-import`` process per writer
-session. A commit then costs about a millisecond and stays flat as the forest
-grows: fast-import keeps the trees in memory and never rewrites the whole tree or
-the index per commit, which is what makes ``git add`` + ``git commit`` per node
-(or GitPython's index commit) grow with the repo.
+Commits are written by the writer itself into one git pack per session
+(``packfile.py``), not by ``git add`` + ``git commit`` per node, which re-reads the
+index and rewrites the whole tree each time and so grows with the forest. The
+trees of the touched folders stay in memory and are edited one entry at a time
+(``gittrees.py``), and a branch index that gained one line is stored as a git
+delta against its previous version: a commit costs about the same at 100 nodes
+as at 10,000, also when they all sit in one folder.
 
-fast-import moves the branch ref only at a checkpoint. Until then the commits
-are safe in its pack but invisible, so the writer keeps a write-ahead journal
-(``.git/vine-journal``) of every path it touched since the last checkpoint;
-``Vine`` rolls those paths back to HEAD when it opens after a crash. At a
-checkpoint the git index is brought up to date for the touched paths only,
-so ``git status`` is clean after every command.
+The branch ref moves only at a checkpoint, when the pack is finished and renamed
+into place. Until then the commits are invisible, so the writer keeps a
+write-ahead journal (``.git/vine-journal``) of every path it touched since the
+last checkpoint; ``Vine`` rolls those paths back to HEAD when it opens after a
+crash. At a checkpoint the git index is brought up to date for the touched paths
+only, so ``git status`` is clean after every command.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ import hashlib
 import subprocess
 import time
 from pathlib import Path
+
+from .gittrees import TreeCache
+from .packfile import PackWriter, remove_stale_temp_packs
 
 DEFAULT_NAME = "vine"
 DEFAULT_EMAIL = "vine@monkeyllm.local"
@@ -77,17 +82,18 @@ def _tz_offset() -> str:
 
 
 class Committer:
-    """Streams commits into the forest's current branch.
+    """Writes commits onto the forest's current branch, one per write.
 
     ``commit(message, changes)`` takes ``{path: bytes | None}`` (None deletes) and
     returns the new commit's sha. ``checkpoint()`` makes every commit so far visible
-    (branch ref moved, index updated); ``close()`` checkpoints and stops.
+    (pack finished, branch ref moved, index updated); ``close()`` checkpoints and stops.
 
-    If fast-import dies (killed, disk full) its un-checkpointed commits die with
-    it. The committer keeps the latest bytes of every path committed since the
-    last checkpoint, so the next commit (or checkpoint) starts a new fast-import
-    and first re-commits them in one stated ``vine(recover)`` commit: a write that
-    was reported committed is never silently dropped.
+    If the pack cannot be written (disk full), the failed commit is undone and the
+    earlier ones are kept: their pack is finished at once. If even that fails, they
+    are lost to git, so the committer keeps the latest bytes of every path committed
+    since the last checkpoint and the next commit (or checkpoint) first re-commits
+    them in one stated ``vine(recover)`` commit: a write that was reported committed
+    is never silently dropped.
     """
 
     def __init__(self, root: Path) -> None:
@@ -95,105 +101,133 @@ class Committer:
         self.ref = head_ref(root)
         name, email = identity(root)
         self._who = f"{name} <{email}>".encode()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._parent: str | None = None  # sha or ":mark" of the last commit
-        self._mark = 0
+        self._pack_dir = root / ".git" / "objects" / "pack"
+        self._pack: PackWriter | None = None
+        self._reader: _ObjectReader | None = None
+        self._trees: TreeCache | None = None
+        self._ref_at: str | None = head_commit(root)  # where the ref is (moved at checkpoints)
+        self._parent = self._ref_at  # the last commit written
         self._unsaved: dict[str, bytes | None] = {}  # path -> bytes since the last checkpoint (None: deleted)
-        self._lost_commits = 0  # commits acknowledged by a fast-import that died before its checkpoint
+        self._lost_commits = 0  # commits whose pack could not be kept
         self.commits_since_checkpoint = 0
+        if self._pack_dir.is_dir():
+            remove_stale_temp_packs(self._pack_dir)  # left by a killed writer; we hold the lock
 
-    def _ensure_running(self) -> subprocess.Popen[bytes]:
-        if self._proc is None:
-            self._parent = head_commit(self.root)
-            self._proc = subprocess.Popen(
-                ["git", "fast-import", "--quiet", "--done", "--date-format=raw"],
-                cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            if self._lost_commits:
-                paths = "\n".join(sorted(self._unsaved))
-                self._send(f"vine(recover): re-commit {self._lost_commits} write(s) lost when git "
-                           f"fast-import stopped\n\n{paths}", dict(self._unsaved))
-                self._lost_commits = 0
-        return self._proc
+    # -- writing ------------------------------------------------------------
+    def commit(self, message: str, changes: dict[str, bytes | None]) -> str:
+        if self._lost_commits:
+            self._recommit_lost()
+        return self._commit(message, changes)
 
-    def commit(self, message: str, changes: dict[str, bytes | None], *, wait: bool = True) -> str | None:
-        """Stream one commit. ``wait=False`` does not ask for its sha, so Python goes
-        on preparing the next write while git writes this one (bulk ingestion);
-        a failure then surfaces at the next commit or checkpoint, and the writes
-        are re-committed on restart like any lost write."""
-        self._ensure_running()
-        return self._send(message, changes, wait=wait)
-
-    def _send(self, message: str, changes: dict[str, bytes | None], *, wait: bool = True) -> str | None:
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        self._mark += 1
-        msg = message.encode()
-        buf = bytearray()
-        buf += b"commit %s\nmark :%d\n" % (self.ref.encode(), self._mark)
-        buf += b"committer %s %d %s\n" % (self._who, int(time.time()), _tz_offset().encode())
-        buf += b"data %d\n%s\n" % (len(msg), msg)
-        if self._parent:
-            buf += b"from %s\n" % self._parent.encode()
-        for path, data in changes.items():
-            quoted = _quote_path(path)
-            if data is None:
-                buf += b"D %s\n" % quoted
-            else:
-                buf += b"M 100644 inline %s\ndata %d\n" % (quoted, len(data)) + data + b"\n"
-        if wait:
-            buf += b"get-mark :%d\n" % self._mark
+    def _commit(self, message: str, changes: dict[str, bytes | None]) -> str:
         try:
-            proc.stdin.write(buf)
-            proc.stdin.flush()
-            sha = proc.stdout.readline().decode().strip() if wait else None
-        except (BrokenPipeError, OSError):
-            sha = ""
-        if sha is not None and len(sha) != 40:
-            detail = self._stop_dead()
-            raise GitError(f"git fast-import refused the commit: {detail}")
-        self._parent = f":{self._mark}"
+            pack = self._open_pack()
+            trees = self._tree_cache()
+            for path, data in changes.items():
+                if data is None:
+                    trees.delete_file(path)
+                else:
+                    # only branch indexes change often enough to be worth a delta base
+                    key = path if path.endswith("_index.md") else None
+                    trees.set_file(path, pack.add("blob", data, delta_key=key))
+            tree = trees.store(lambda folder, content: pack.add("tree", content, delta_key=folder))
+            stamp = b"%d %s" % (int(time.time()), _tz_offset().encode())
+            body = bytearray(b"tree %s\n" % tree.encode())
+            if self._parent:
+                body += b"parent %s\n" % self._parent.encode()
+            body += b"author %s %s\ncommitter %s %s\n\n" % (self._who, stamp, self._who, stamp)
+            body += message.encode("utf-8", "surrogateescape").rstrip(b"\n") + b"\n"
+            sha = pack.add("commit", bytes(body))
+        except OSError as exc:
+            self._after_failure()
+            raise GitError(f"git could not store the commit in {self._pack_dir}: {exc}") from exc
+        except BaseException:
+            self._after_failure()
+            raise
+        self._parent = sha
         self._unsaved.update(changes)
         self.commits_since_checkpoint += 1
         return sha
 
-    def _stop_dead(self) -> str:
-        """Stop a failed fast-import; its un-checkpointed commits are redone on restart."""
-        detail = self._stderr()
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.wait()
-        self._lost_commits += self.commits_since_checkpoint
-        self.commits_since_checkpoint = 0
-        return detail
+    def _open_pack(self) -> PackWriter:
+        if self._pack is None:
+            self._pack = PackWriter(self._pack_dir)
+        return self._pack
 
-    def _stderr(self) -> str:
-        if self._proc is None or self._proc.stderr is None:
-            return ""
-        try:
-            self._proc.kill()
-            return self._proc.stderr.read().decode(errors="replace").strip()[-500:]
-        except OSError:
-            return ""
+    def _tree_cache(self) -> TreeCache:
+        if self._trees is None:
+            root_tree = self._read_commit_tree(self._parent) if self._parent else None
+            self._trees = TreeCache(root_tree, self._read_tree)
+        return self._trees
 
-    def checkpoint(self) -> None:
-        """Move the branch ref to the last commit and sync the index with it."""
-        if self._proc is None and self._lost_commits:
-            self._ensure_running()
-        if self._proc is None or self.commits_since_checkpoint == 0:
+    def _read_commit_tree(self, commit: str) -> str:
+        header = self._object_reader().read(commit, "commit").split(b"\n", 1)[0]
+        if not header.startswith(b"tree "):
+            raise GitError(f"git commit {commit} has no tree")
+        return header[5:].decode()
+
+    def _read_tree(self, sha: str) -> bytes:
+        return self._object_reader().read(sha, "tree")
+
+    def _object_reader(self) -> "_ObjectReader":
+        if self._reader is None:
+            self._reader = _ObjectReader(self.root)
+        return self._reader
+
+    def _after_failure(self) -> None:
+        """A commit failed half-way: forget its in-memory trees and keep the commits
+        before it by finishing their pack now; if that fails too, they are lost to git
+        and re-committed from ``_unsaved`` by the next commit."""
+        self._trees = None
+        pack, self._pack = self._pack, None
+        if pack is None:
             return
-        proc = self._proc
-        assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(b"checkpoint\nprogress checkpointed\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline().decode().strip()
-        except (BrokenPipeError, OSError):
-            line = ""
-        if line != "progress checkpointed":
-            detail = self._stop_dead()
-            raise GitError(f"git fast-import checkpoint failed: {detail}")
+            if self.commits_since_checkpoint:
+                pack.finalize()
+            else:
+                pack.abort()
+            self._restart_reader()
+        except (OSError, GitError):
+            pack.abort()
+            self._parent = self._ref_at
+            self._lost_commits += self.commits_since_checkpoint
+            self.commits_since_checkpoint = 0
+
+    def _recommit_lost(self) -> None:
+        paths = "\n".join(sorted(self._unsaved))
+        self._commit(f"vine(recover): re-commit {self._lost_commits} write(s) lost when git "
+                     f"could not store them\n\n{paths}", dict(self._unsaved))
+        self._lost_commits = 0
+
+    def _restart_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    # -- making commits visible ------------------------------------------------
+    def checkpoint(self) -> None:
+        """Finish the pack, move the branch ref to the last commit, sync the index."""
+        if self._lost_commits:
+            self._recommit_lost()
+        if self.commits_since_checkpoint == 0:
+            return
+        pack, self._pack = self._pack, None
+        try:
+            if pack is not None:
+                pack.finalize()
+        except OSError as exc:
+            if pack is not None:
+                pack.abort()
+            self._trees = None
+            self._parent = self._ref_at
+            self._lost_commits += self.commits_since_checkpoint
+            self.commits_since_checkpoint = 0
+            raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
+        self._restart_reader()
+        run_git(self.root, "update-ref", "-m", "vine: checkpoint", self.ref, self._parent or "",
+                self._ref_at or ZERO_SHA)
+        self._ref_at = self._parent
         self._update_index()
         self.commits_since_checkpoint = 0
 
@@ -213,35 +247,58 @@ class Committer:
         self._unsaved.clear()
 
     def close(self) -> None:
-        """Checkpoint and stop (a fast-import that already died is not retried here)."""
-        if self._proc is None:
-            return
+        """Checkpoint and stop."""
         try:
             self.checkpoint()
         finally:
-            proc, self._proc = self._proc, None
-            if proc is not None:
-                try:
-                    assert proc.stdin is not None
-                    proc.stdin.write(b"done\n")
-                    proc.stdin.close()
-                except OSError:
-                    pass
-                proc.wait()
+            self.abort()
 
     def abort(self) -> None:
-        """Stop without moving the ref (used when the session is being torn down)."""
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-            self._proc = None
+        """Stop without moving the ref: commits not yet checkpointed are dropped
+        (the caller puts their files back to HEAD)."""
+        pack, self._pack = self._pack, None
+        if pack is not None:
+            pack.abort()
+        self._restart_reader()
+        self._trees = None
+        self._parent = self._ref_at
+        self._unsaved.clear()
+        self._lost_commits = 0
+        self.commits_since_checkpoint = 0
 
 
-def _quote_path(path: str) -> bytes:
-    if any(c in path for c in '"\n\\') or path.startswith('"'):
-        escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'"{escaped}"'.encode()
-    return path.encode()
+class _ObjectReader:
+    """One ``git cat-file --batch`` for the session: the trees a commit edits are read
+    from git once each, not by one subprocess per folder."""
+
+    def __init__(self, root: Path) -> None:
+        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def read(self, sha: str, kind: str) -> bytes:
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(f"{sha}\n".encode())
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3 or header[1] != kind.encode():
+                raise GitError(f"git cannot read {kind} {sha}")
+            size = int(header[2])
+            data = proc.stdout.read(size + 1)[:size]
+        except OSError as exc:
+            raise GitError(f"git cat-file stopped: {exc}") from exc
+        if len(data) != size:
+            raise GitError(f"git cannot read {kind} {sha}")
+        return data
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        self._proc.wait()
 
 
 def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:

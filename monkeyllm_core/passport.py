@@ -64,10 +64,13 @@ def parse_node(text: str, *, where: str = "node") -> Node:
         else:
             raise VineError("E_FRONTMATTER", f"{where}: frontmatter block is not closed",
                             "Close the YAML block with a line '---'.")
-    yaml_text = text[4:end + 1]
-    body = text[end + 5:]
-    if body.startswith("\n"):
-        body = body[1:]
+    start = end + 5
+    if text.startswith("\n", start):  # the blank line after the fence is not part of the body
+        start += 1
+    return Node(frontmatter=_load_frontmatter(text[4:end + 1], where), body=text[start:])
+
+
+def _load_frontmatter(yaml_text: str, where: str) -> dict[str, Any]:
     try:
         data = yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date like 2026-13-45
@@ -78,8 +81,7 @@ def parse_node(text: str, *, where: str = "node") -> Node:
     if not isinstance(data, dict):
         raise VineError("E_FRONTMATTER", f"{where}: frontmatter is not a mapping",
                         "The frontmatter must be 'key: value' lines.")
-    frontmatter = {str(k): _normalise_value(v) for k, v in data.items()}
-    return Node(frontmatter=frontmatter, body=body)
+    return {str(k): _normalise_value(v) for k, v in data.items()}
 
 
 def ordered_frontmatter(frontmatter: dict[str, Any]) -> dict[str, Any]:
@@ -105,9 +107,28 @@ def render_frontmatter(frontmatter: dict[str, Any]) -> str:
     )
 
 
+def _canonical_body(body: str) -> str:
+    """The body as a rendered node holds it: no leading blank lines, one final newline.
+    A body already in that form is returned as is (an index can be a megabyte: no copy)."""
+    if not body.startswith("\n") and body.endswith("\n") and not body.endswith("\n\n"):
+        return body
+    return body.strip("\n") + "\n"
+
+
 def render_node(frontmatter: dict[str, Any], body: str) -> str:
-    body = body.strip("\n")
-    return f"{FENCE}{render_frontmatter(frontmatter)}{FENCE}\n{body}\n"
+    return "".join((FENCE, render_frontmatter(frontmatter), FENCE, "\n", _canonical_body(body)))
+
+
+def render_node_parsed(frontmatter: dict[str, Any], body: str, *, where: str = "node") -> tuple[str, Node]:
+    """The rendered text and exactly what ``parse_node`` returns for it, without
+    copying the body back out of the text: the writer re-reads a branch index on
+    every plant beneath it, and the index can hold thousands of lines."""
+    header = render_frontmatter(frontmatter)
+    body = _canonical_body(body)
+    text = "".join((FENCE, header, FENCE, "\n", body))
+    if text.find("\n---\n", 3) != len(FENCE) + len(header) - 1:
+        return text, parse_node(text, where=where)  # a fence inside the YAML: parse it the long way
+    return text, Node(frontmatter=_load_frontmatter(header, where), body=body)
 
 
 def yaml_dump(data: Any) -> str:

@@ -7,6 +7,7 @@ is deleted and a replaced payload put back.
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import itertools
 import os
@@ -23,7 +24,7 @@ from .dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
 from .journal import Journal
 from .lock import ForestLock
-from .passport import Node, parse_node, render_node
+from .passport import Node, parse_node, render_node, render_node_parsed
 from .patches import apply_patch
 from .rules import (
     MASTER_ID,
@@ -98,7 +99,12 @@ class _Txn:
 
     def put_node(self, fm: dict[str, Any], body: str) -> None:
         rel = node_path(fm["id"])
-        text = render_node(fm, body)
+        if is_branch_id(fm["id"]):
+            # the next write beneath this branch finds it parsed already
+            text, parsed = render_node_parsed(fm, body, where=rel)
+            self.vine._parsed_branches[rel] = (text, parsed)
+        else:
+            text = render_node(fm, body)
         self.files[rel] = text
         self.nodes = [(f, t) for f, t in self.nodes if f["id"] != fm["id"]]
         self.nodes.append((fm, estimate_tokens(body)))
@@ -107,18 +113,18 @@ class _Txn:
 class Vine:
     """A forest opened for reading, or for writing (``writable=True`` takes the lock)."""
 
-    def __init__(self, root: str | os.PathLike[str], writable: bool = True, *,
-                 commit_ids: bool = True) -> None:
-        """``commit_ids=False`` streams commits without waiting for each sha (writes
-        then return ``commit: None``): for bulk ingestion, where nobody reads them."""
+    def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
         self.root = Path(root).resolve()
-        self._wait_for_commits = commit_ids
         if not is_forest(self.root):
             raise VineError("E_NOT_A_FOREST", f"{self.root} is not a forest (no {SCHEMA_PATH})",
                             "Run `vine init --forest DIR --title TITLE` to create one.")
         self.writable = writable
         self.dialect: Dialect = load_dialect(self.root)
         self._text_cache: dict[str, tuple[int, int, str]] = {}
+        # a branch index as last parsed or rendered, keyed by the identity of its text:
+        # a text object is immutable, so a hit is always exact
+        self._parsed_branches: dict[str, tuple[str, Node]] = {}
+        self._listings: dict[str, br.Listing] = {}  # what a branch body lists, see branches.list_child
         self._lock: ForestLock | None = None
         self._committer: gitstore.Committer | None = None
         self._backups_to_drop: list[Path] = []
@@ -189,7 +195,7 @@ class Vine:
                     except Exception:
                         pass  # the journal stays; the next writable open retries
                     raise
-                finally:  # a failed flush must not leave fast-import running
+                finally:  # a failed flush must not leave a temporary pack behind
                     self._committer.close()
         finally:
             self.catalog.close()
@@ -289,15 +295,15 @@ class Vine:
                                   for p, b in txn.replaced_payloads],
         })
         originals: dict[str, str | None] = {}
+        encoded = {rel: text.encode("utf-8") for rel, text in txn.files.items()}
         try:
             for rel, text in txn.files.items():
                 originals[rel] = self._read_text(rel)
-                self._write_file(rel, text)
+                self._write_file(rel, text, encoded[rel])
             self.catalog.begin()
             for fm, body_tokens in txn.nodes:
                 self.catalog.upsert_node(fm, self.dialect, body_tokens=body_tokens)
-            sha = self._committer.commit(message, {rel: text.encode("utf-8") for rel, text in txn.files.items()},
-                                         wait=self._wait_for_commits)
+            sha = self._committer.commit(message, encoded)
             self.catalog.commit()
         except BaseException:
             self.catalog.rollback()
@@ -318,10 +324,10 @@ class Vine:
             self.flush()
         return sha
 
-    def _write_file(self, rel: str, text: str) -> None:
+    def _write_file(self, rel: str, text: str, data: bytes | None = None) -> None:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8") if data is None else data)
         self._spares.add(rel)
         st = path.stat()
         self._text_cache[rel] = (st.st_mtime_ns, st.st_size, text)
@@ -371,11 +377,17 @@ class Vine:
 
     # -- index upkeep -----------------------------------------------------------
     def _branch(self, txn: _Txn, branch_id: str) -> Node:
-        text = txn.read(node_path(branch_id))
+        rel = node_path(branch_id)
+        text = txn.read(rel)
         if text is None:
             raise VineError("E_NOT_FOUND", f"parent branch {branch_id!r} does not exist",
                             "Plant the parent branch first (folders before files).")
-        return parse_node(text, where=node_path(branch_id))
+        known = self._parsed_branches.get(rel)
+        if known is not None and known[0] is text:  # the very text this writer rendered
+            return Node(frontmatter=copy.deepcopy(known[1].frontmatter), body=known[1].body)
+        node = parse_node(text, where=rel)
+        self._parsed_branches[rel] = (text, Node(frontmatter=copy.deepcopy(node.frontmatter), body=node.body))
+        return node
 
     def _entry_for(self, fm: Mapping[str, Any]) -> str:
         if is_branch_id(fm["id"]):
@@ -394,15 +406,16 @@ class Vine:
             self._refresh_repeats(txn, old, fm, parent_id)
         parent = self._branch(txn, parent_id)
         section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
-        line = self._entry_for(fm)
-        span = br.find_entry(parent.body, fm["id"])
-        if span is not None and parent.body[span[0]:span[1]] == line:
+        parent_rel = node_path(parent_id)
+        body, counts, self._listings[parent_rel] = br.list_child(
+            parent.body, section_name, fm["id"], self._entry_for(fm), self._listings.get(parent_rel))
+        if body is None:
             return
-        body = br.upsert_entry(parent.body, section_name, fm["id"], line)
+        if counts is None and new:  # a stale line for this id was replaced: recount
+            counts = (br.count_entries(body, br.DIRECT_BANANAS), br.count_entries(body, br.SUB_BRANCHES))
         pfm = dict(parent.frontmatter)
-        if new or span is None:
-            pfm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
-                                               br.count_entries(body, br.SUB_BRANCHES))
+        if counts is not None:
+            pfm["coverage"] = br.coverage_text(*counts)
         pfm["updated"] = today()
         self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"),
                          old=parent.frontmatter)

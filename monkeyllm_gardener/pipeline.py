@@ -83,7 +83,7 @@ class Gardener:
         # interrupted adopt is finished by sync, and a refused source (the forest inside
         # it) is never recorded, so it cannot break every later `vine sync`
         record = None if dry_run else (lambda: self.config.record_source(source, dest))
-        with Vine(self.forest, writable=not dry_run, commit_ids=False) as vine:
+        with Vine(self.forest, writable=not dry_run) as vine:
             self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, jobs=jobs,
                             on_walked=record)
             if curator is not None and not dry_run:
@@ -107,7 +107,7 @@ class Gardener:
             raise VineError("E_NOT_FOUND", "this forest has no adopted source",
                             "Run `vine adopt SOURCE --forest FOREST` first.")
         report = Report(dry_run=dry_run)
-        with Vine(self.forest, writable=not dry_run, commit_ids=False) as vine:
+        with Vine(self.forest, writable=not dry_run) as vine:
             for entry in sources:
                 self._reconcile(vine, Path(entry["root"]), entry.get("dest", ""), report,
                                 curator=curator, dry_run=dry_run, jobs=jobs, only_path=path)

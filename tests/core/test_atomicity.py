@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
+from contextlib import contextmanager
 
 import pytest
 
@@ -93,20 +94,28 @@ def mend_git(forest):
     os.rename(pack.with_name("pack.aside"), pack)
 
 
-def kill_fast_import():
-    """SIGKILL this process's git fast-import child, as an OOM killer would."""
-    killed = 0
-    for children in Path("/proc/self/task").glob("*/children"):
-        for pid in children.read_text().split():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"fast-import" in cmdline:
-                os.kill(int(pid), signal.SIGKILL)
-                killed += 1
-    assert killed == 1
-    time.sleep(0.05)
+@contextmanager
+def file_size_limit(limit: int):
+    """A real write failure (EFBIG, as on a full disk) for files growing past ``limit``."""
+    old = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def open_pack_size(forest) -> int:
+    """Bytes in the writer's unfinished pack (commits not yet checkpointed)."""
+    (pack,) = (forest.root / ".git" / "objects" / "pack").glob("tmp_vine_*.pack")
+    return pack.stat().st_size
+
+
+def big_note(node_id: str, kib: int) -> dict:
+    body = "# Scan\n\n" + os.urandom(kib * 512).hex() + "\n"  # incompressible: the pack grows by ~kib/2
+    return {"id": node_id, "type": "note", "title": node_id, "summary": f"A {kib} KiB note.", "body": body}
 
 
 def test_a_git_failure_restores_files_payloads_and_catalog(forest, make_note):
@@ -132,9 +141,12 @@ def test_a_vine_keeps_writing_after_a_git_failure(forest, make_note):
     vine = forest.open()
     vine.plant(make_note("first"))
     vine.flush()
-    kill_fast_import()
-    with pytest.raises(GitError):
-        vine.plant(make_note("second"))
+    break_git(forest)
+    try:
+        with pytest.raises(GitError):
+            vine.plant(make_note("second"))
+    finally:
+        mend_git(forest)
     vine.plant(make_note("third"))
     vine.close()
     assert forest.subjects()[:2] == ["plant(third): third [source=agent]", "plant(first): first [source=agent]"]
@@ -142,21 +154,35 @@ def test_a_vine_keeps_writing_after_a_git_failure(forest, make_note):
     forest.assert_clean()
 
 
+def test_a_pack_that_cannot_grow_keeps_the_commits_before_the_failed_one(forest, make_note):
+    vine = forest.open()
+    vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
+    with file_size_limit(open_pack_size(forest) + 4096):
+        with pytest.raises(GitError, match="could not store"):
+            vine.plant(big_note("second", 256))
+    vine.plant(make_note("third"))
+    vine.close()
+    assert forest.subjects()[:2] == ["plant(third): third [source=agent]", "plant(scan): scan [source=agent]"]
+    assert not (forest.root / "second.md").exists()
+    forest.assert_clean()
+
+
 def test_a_git_failure_does_not_lose_earlier_unflushed_commits(forest, make_note):
     vine = forest.open()
-    vine.plant(make_note("first"))  # committed, not yet checkpointed
-    kill_fast_import()
-    with pytest.raises(GitError):
-        vine.plant(make_note("second"))
+    vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
+    with file_size_limit(open_pack_size(forest) - 1):  # not even the pack's trailer fits
+        with pytest.raises(GitError):
+            vine.plant(make_note("second"))
     vine.close()
-    with forest.open() as again:  # the journal recovery runs here
+    with forest.open() as again:
         again.plant(make_note("third"))
-    assert (forest.root / "first.md").is_file()
-    assert "first.md" in forest.tracked()
+    assert (forest.root / "scan.md").is_file()
+    assert "scan.md" in forest.tracked()
     assert forest.subjects()[:2] == [
         "plant(third): third [source=agent]",
-        "vine(recover): re-commit 1 write(s) lost when git fast-import stopped"]
-    assert "- [[first]] \u2014 " in forest.at_head("_index.md")
+        "vine(recover): re-commit 1 write(s) lost when git could not store them"]
+    assert "- [[scan]] \u2014 " in forest.at_head("_index.md")
+    assert not list((forest.root / ".git" / "objects" / "pack").glob("tmp_*"))
     forest.assert_clean()
 
 

@@ -23,7 +23,7 @@ def test_a_repository_git_cannot_write_gives_one_line_and_changes_nothing(tmp_pa
     source.mkdir(parents=True)
     (source / "a.md").write_text("# A\n\nA note about the plan for March 2026.\n")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout
-    # fast-import cannot write a pack (the pack folder is a file), while git still reads
+    # git's pack folder cannot be written (it is a file), while git still reads
     # HEAD's objects through an alternate object store
     objects = forest / ".git" / "objects"
     aside = tmp_path / "objects-aside"

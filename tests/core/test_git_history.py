@@ -1,0 +1,88 @@
+"""Vine writes its own git packs: git must find the history exactly as if it had
+written it, one commit per write, touching exactly that write's files."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+from monkeyllm_core.gitstore import head_commit
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def changed_files(forest, commit: str) -> list[str]:
+    return sorted(forest.git("diff-tree", "--no-commit-id", "--name-only", "-r", commit).split())
+
+
+def test_a_session_of_writes_is_a_history_git_fsck_accepts(forest, make_note):
+    vine = forest.open()
+    vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Every note of the test."})
+    for i in range(40):
+        vine.plant(make_note(f"notes/n{i:02d}"))
+        if i == 19:
+            vine.flush()  # a checkpoint in the middle: the second pack builds on the first
+    vine.graft("notes/n03", {"set_frontmatter": {"summary": "A changed summary for note three."}})
+    vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
+    vine.tend("ledger", "INSERT INTO orders VALUES (2)")
+    vine.close()
+
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict", "--no-dangling"], cwd=forest.root,
+                          capture_output=True, text=True)
+    assert fsck.returncode == 0 and fsck.stdout == "", fsck.stdout + fsck.stderr
+    # every tracked file is byte for byte what is on disk, and every node is tracked
+    for line in forest.git("ls-tree", "-r", "HEAD").splitlines():
+        meta, path = line.split("\t")
+        mode, kind, sha = meta.split()
+        assert (mode, kind) == ("100644", "blob")
+        assert sha == blob_id((forest.root / path).read_bytes()), path
+    on_disk = sorted(str(p.relative_to(forest.root)) for p in forest.root.rglob("*.md")
+                     if not p.name.startswith("."))
+    assert sorted(forest.tracked()) == sorted(on_disk + [".gitignore"])
+    assert not list((forest.root / ".git" / "objects" / "pack").glob("tmp_*"))
+
+    subjects = forest.subjects()
+    assert len(subjects) == 1 + 1 + 40 + 3  # init, branch, notes, graft, dataset, tend
+    assert subjects[0] == "tend(ledger): INSERT 1 row(s)"
+    commits = forest.git("rev-list", "HEAD").split()
+    assert commits[0] == head_commit(forest.root)
+    # a note's plant touches the note, its parent index and the master (coverage line)
+    assert changed_files(forest, commits[-3]) == ["_index.md", "notes/_index.md", "notes/n00.md"]
+    assert changed_files(forest, commits[0]) == ["ledger.md"]  # the payload itself is never committed
+    assert forest.status() == ""
+
+
+def test_commits_carry_the_identity_and_message_of_the_write(forest, make_note):
+    with forest.open() as vine:
+        vine.plant(make_note("first"))
+    fields = forest.git("log", "-1", "--format=%an|%ae|%cn|%ce|%B").rstrip("\n")
+    assert fields == "vine|vine@monkeyllm.local|vine|vine@monkeyllm.local|plant(first): first [source=agent]"
+    forest.git("config", "user.name", "Ada Lovelace")
+    forest.git("config", "user.email", "ada@example.org")
+    with forest.open() as vine:
+        vine.plant(make_note("second"))
+    assert forest.git("log", "-1", "--format=%an <%ae>").strip() == "Ada Lovelace <ada@example.org>"
+    # the reflog says who moved the branch
+    assert "vine: checkpoint" in forest.git("reflog", "-1", "--format=%gs")
+
+
+def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(forest, make_note, tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import os, sys\n"
+        "from monkeyllm_core import Vine\n"
+        "vine = Vine(sys.argv[1])\n"
+        "vine.plant({'id': 'doomed', 'type': 'note', 'title': 'Doomed', 'summary': 'Never checkpointed.'})\n"
+        "os._exit(9)\n")
+    subprocess.run([sys.executable, str(script), str(forest.root)], check=False)
+    packs = forest.root / ".git" / "objects" / "pack"
+    assert list(packs.glob("tmp_vine_*.pack"))  # what the killed writer left
+    with forest.open() as vine:  # the next writer recovers and sweeps it
+        vine.plant(make_note("after"))
+    assert not list(packs.glob("tmp_*"))
+    assert not (forest.root / "doomed.md").exists()
+    assert forest.subjects()[0] == "plant(after): after [source=agent]"
+    forest.assert_clean()
