@@ -110,6 +110,7 @@ class Committer:
         self._unsaved: dict[str, bytes | None] = {}  # path -> bytes since the last checkpoint (None: deleted)
         self._lost_commits = 0  # commits whose pack could not be kept
         self.commits_since_checkpoint = 0
+        self._packs_written = 0
         if self._pack_dir.is_dir():
             remove_stale_temp_packs(self._pack_dir)  # left by a killed writer; we hold the lock
 
@@ -185,6 +186,7 @@ class Committer:
         try:
             if self.commits_since_checkpoint:
                 pack.finalize()
+                self._packs_written += 1
             else:
                 pack.abort()
             self._restart_reader()
@@ -224,6 +226,7 @@ class Committer:
             self._lost_commits += self.commits_since_checkpoint
             self.commits_since_checkpoint = 0
             raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
+        self._packs_written += 1
         self._restart_reader()
         run_git(self.root, "update-ref", "-m", "vine: checkpoint", self.ref, self._parent or "",
                 self._ref_at or ZERO_SHA)
@@ -247,11 +250,16 @@ class Committer:
         self._unsaved.clear()
 
     def close(self) -> None:
-        """Checkpoint and stop."""
+        """Checkpoint and stop. Every session adds packs, so then git is asked, as
+        ``git commit`` does, whether they are now enough to be worth one repack
+        (``gc.autoPackLimit``, 50 by default)."""
         try:
             self.checkpoint()
         finally:
             self.abort()
+        if self._packs_written:
+            run_git(self.root, "gc", "--auto", "--quiet", check=False)
+            self._packs_written = 0
 
     def abort(self) -> None:
         """Stop without moving the ref: commits not yet checkpointed are dropped
@@ -293,12 +301,16 @@ class _ObjectReader:
         return data
 
     def close(self) -> None:
-        if self._proc.stdin is not None:
-            try:
-                self._proc.stdin.close()
-            except OSError:
-                pass
+        # killed, not sent EOF: a worker process forked while this pipe was open holds
+        # a copy of its write end, so cat-file might never see the end of its input
+        self._proc.kill()
         self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
 
 def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:

@@ -3,8 +3,10 @@ written it, one commit per write, touching exactly that write's files."""
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import subprocess
 import sys
+import threading
 
 from monkeyllm_core.gitstore import head_commit
 
@@ -85,4 +87,43 @@ def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(f
     assert not list(packs.glob("tmp_*"))
     assert not (forest.root / "doomed.md").exists()
     assert forest.subjects()[0] == "plant(after): after [source=agent]"
+    forest.assert_clean()
+
+
+def test_packs_from_many_sessions_are_repacked_when_git_says_so(forest, make_note):
+    forest.git("config", "gc.autoPackLimit", "4")
+    forest.git("config", "gc.autoDetach", "false")  # repack in the foreground, so the test can look
+    packs = forest.root / ".git" / "objects" / "pack"
+    for i in range(8):
+        with forest.open() as vine:
+            vine.plant(make_note(f"n{i}"))
+    assert len(list(packs.glob("*.pack"))) <= 4
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=forest.root, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert len(forest.subjects()) == 9
+    forest.assert_clean()
+
+
+def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(forest, make_note):
+    """`vine adopt --jobs N` forks converter workers while the writer's git reader is
+    running; the checkpoint every 1,000 commits must not hang on them."""
+    ctx = multiprocessing.get_context("fork")
+    vine = forest.open()
+    vine.plant(make_note("first"))  # the writer now reads trees through a git process
+    release = ctx.Event()
+    worker = ctx.Process(target=release.wait, args=(60,))
+    worker.start()
+    flushed = threading.Event()
+    flusher = threading.Thread(target=lambda: (vine.flush(), flushed.set()))
+    try:
+        flusher.start()
+        flusher.join(10)
+        assert flushed.is_set(), "flush() hung while a forked worker was alive"
+        vine.plant(make_note("second"))
+    finally:
+        release.set()
+        worker.join()
+        flusher.join()
+        vine.close()
+    assert forest.subjects()[:2] == ["plant(second): second [source=agent]", "plant(first): first [source=agent]"]
     forest.assert_clean()
