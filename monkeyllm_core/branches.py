@@ -146,6 +146,18 @@ def listed_ids(listing: Listing) -> set[str]:
     return ids
 
 
+def repeated_ids(listing: Listing) -> set[str]:
+    """Ids named at the start of a line outside the two listings: the cross trails and
+    landmarks that may repeat a child's entry. Only that part of the body is read."""
+    ids: set[str] = set()
+    pos = 0
+    for lo, hi in sorted(b for b in listing.bounds.values() if b is not None) + [(len(listing.body),) * 2]:
+        if lo > pos:
+            ids.update(m.group(1) for m in _LISTED.finditer(listing.body, pos, lo))
+        pos = max(pos, hi)
+    return ids
+
+
 def list_child(body: str, section: str, child_id: str, line: str,
                known: Listing | None = None) -> tuple[str | None, tuple[int, int] | None, Listing]:
     """Put child_id's entry line in the listings: replace its line, or append it at

@@ -16,7 +16,7 @@ from .dialect import Dialect
 from .rules import is_branch_id, parent_of
 
 CATALOG_PATH = "_derived/catalog.db"
-SCHEMA_VERSION = "2"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete)
+SCHEMA_VERSION = "3"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete); 3: repeats
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_source ON edges(source);
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
+CREATE TABLE IF NOT EXISTS repeats (branch TEXT NOT NULL, child TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS repeats_child ON repeats(child);
+CREATE INDEX IF NOT EXISTS repeats_branch ON repeats(branch);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary, tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -77,7 +80,7 @@ class Catalog:
             return  # a new, empty catalog
         if row is not None and row[0] == SCHEMA_VERSION:
             return
-        for table in ("meta", "nodes", "edges", "nodes_fts"):
+        for table in ("meta", "nodes", "edges", "repeats", "nodes_fts"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
 
     def close(self) -> None:
@@ -146,8 +149,18 @@ class Catalog:
                 # the inverse is materialised so both directions are one lookup away
                 self.db.execute("INSERT INTO edges VALUES (?, ?, ?, ?, 1)", (target, inverse, node_id, conf))
 
+    def set_repeats(self, branch_id: str, children: Iterable[str]) -> None:
+        """The ids a branch index names outside its own listings (cross trails,
+        landmarks): a change to one of their summaries must reach that index too."""
+        self.db.execute("DELETE FROM repeats WHERE branch = ?", (branch_id,))
+        self.db.executemany("INSERT INTO repeats VALUES (?, ?)", [(branch_id, child) for child in children])
+
+    def repeated_by(self, child_id: str) -> list[str]:
+        rows = self.db.execute("SELECT DISTINCT branch FROM repeats WHERE child = ? ORDER BY branch", (child_id,))
+        return [row[0] for row in rows]
+
     def delete_all(self) -> None:
-        for table in ("nodes", "edges", "nodes_fts"):
+        for table in ("nodes", "edges", "repeats", "nodes_fts"):
             self.db.execute(f"DELETE FROM {table}")
 
     # -- reads --------------------------------------------------------------

@@ -66,7 +66,7 @@ class _Txn:
 
     vine: "Vine"
     files: dict[str, str] = field(default_factory=dict)  # rel path -> new text
-    nodes: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    nodes: list[tuple[dict[str, Any], int, set[str] | None]] = field(default_factory=list)  # passport, tokens, repeats
     new_payloads: list[Path] = field(default_factory=list)
     replaced_payloads: list[tuple[Path, Path]] = field(default_factory=list)  # (payload, backup)
     journal_at: int | None = None  # offset of this write's first journal line
@@ -99,15 +99,19 @@ class _Txn:
 
     def put_node(self, fm: dict[str, Any], body: str) -> None:
         rel = node_path(fm["id"])
+        repeats = None
         if is_branch_id(fm["id"]):
             # the next write beneath this branch finds it parsed already
             text, parsed = render_node_parsed(fm, body, where=rel)
             self.vine._parsed_branches[rel] = (text, parsed)
+            known = self.vine._listings.get(rel)
+            repeats = br.repeated_ids(known if known is not None and known.body is parsed.body
+                                      else br.survey(parsed.body))
         else:
             text = render_node(fm, body)
         self.files[rel] = text
-        self.nodes = [(f, t) for f, t in self.nodes if f["id"] != fm["id"]]
-        self.nodes.append((fm, estimate_tokens(body)))
+        self.nodes = [n for n in self.nodes if n[0]["id"] != fm["id"]]
+        self.nodes.append((fm, estimate_tokens(body), repeats))
 
 
 class Vine:
@@ -301,8 +305,10 @@ class Vine:
                 originals[rel] = self._read_text(rel)
                 self._write_file(rel, text, encoded[rel])
             self.catalog.begin()
-            for fm, body_tokens in txn.nodes:
+            for fm, body_tokens, repeats in txn.nodes:
                 self.catalog.upsert_node(fm, self.dialect, body_tokens=body_tokens)
+                if repeats is not None:
+                    self.catalog.set_repeats(fm["id"], repeats)
             sha = self._committer.commit(message, encoded)
             self.catalog.commit()
         except BaseException:
@@ -422,7 +428,8 @@ class Vine:
 
     def _refresh_repeats(self, txn: _Txn, old: Mapping[str, Any], fm: Mapping[str, Any], parent_id: str) -> None:
         """A summary is repeated by the master's Landmarks and by Cross trails: every
-        ancestor index line that repeats the old entry verbatim takes the new one."""
+        index line that repeats the old entry verbatim, in an ancestor or in any branch
+        whose cross trails name the node (the catalog's ``repeats``), takes the new one."""
         if not old.get("summary") or not fm.get("summary"):
             return
         pairs = [(self._entry_for(old), self._entry_for(fm))]
@@ -431,12 +438,14 @@ class Vine:
         if all(o == n for o, n in pairs):
             return
         needle = f"- [[{fm['id']}]]"
-        for ancestor in trail_of(fm["id"]):
-            text = txn.read(node_path(ancestor))
+        # the ancestors (a master's Landmarks) and every index whose cross trails name it
+        candidates = dict.fromkeys(trail_of(fm["id"]) + self.catalog.repeated_by(fm["id"]))
+        for branch_id in candidates:
+            text = txn.read(node_path(branch_id))
             # the parent lists the child once itself: only a second mention is a repeat
-            if text is None or text.count(needle) < (2 if ancestor == parent_id else 1):
+            if text is None or text.count(needle) < (2 if branch_id == parent_id else 1):
                 continue
-            node = parse_node(text, where=node_path(ancestor))
+            node = parse_node(text, where=node_path(branch_id))
             body = node.body
             for old_line, new_line in pairs:
                 body = br.refresh_repeats(body, (old_line,), new_line)
@@ -735,6 +744,8 @@ class Vine:
                 if node.frontmatter.get("id") != node_id:
                     continue
                 db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
+                if is_branch_id(node_id):
+                    db.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
                 count += 1
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))

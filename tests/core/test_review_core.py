@@ -175,3 +175,28 @@ def test_validate_cli_on_hand_edited_forest_runs(tmp_path) -> None:
     (root / "x.md").write_text(PASSPORT.format(extra="").replace("id: n", "id: x"), encoding="utf-8")
     result = run_cli("validate", "--forest", str(root))
     assert result.returncode == 1 and "child x has no entry line" in result.stdout
+
+
+def test_summary_change_reaches_a_cross_trail_in_an_unrelated_branch(forest: Any) -> None:
+    with forest.open() as vine:
+        vine.plant({"id": "a/_index", "type": "branch", "title": "a", "summary": "Region a with notes."})
+        vine.plant({"id": "b/_index", "type": "branch", "title": "b", "summary": "Region b with notes."})
+        vine.plant({"id": "a/x", "type": "note", "title": "x", "summary": "Old summary of x."})
+        # b's cross trails repeat x's entry verbatim, and name it once more in a person's words
+        b = vine.read("b/_index").body
+        vine.graft("b/_index", {"body": b.replace(
+            "## Cross trails\n",
+            "## Cross trails\n\n- [[a/x]] \u2014 Old summary of x.\n- [[a/x]] \u2014 see x for the March plan.\n")})
+    with forest.open() as vine:
+        result = vine.graft("a/x", {"set_frontmatter": {"summary": "New summary of x."}})
+    b_text = forest.text("b/_index.md")
+    assert "- [[a/x]] \u2014 New summary of x." in b_text
+    assert "Old summary of x." not in b_text
+    assert "- [[a/x]] \u2014 see x for the March plan." in b_text  # worded differently: a person's line stays
+    assert "b/_index.md" in forest.files_in_last_commit() and forest.head() == result["commit"]
+    # the catalog can be rebuilt from the files and still knows who repeats whom
+    (forest.root / "_derived" / "catalog.db").unlink()
+    with forest.open() as vine:
+        vine.graft("a/x", {"set_frontmatter": {"summary": "Newest summary of x."}})
+    assert "- [[a/x]] \u2014 Newest summary of x." in forest.text("b/_index.md")
+    forest.assert_clean()
