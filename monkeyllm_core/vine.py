@@ -372,7 +372,10 @@ class Vine:
         for entry in reversed(entries):  # a payload replaced twice gets its first version back
             self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
-        # the index may hold stale stat data for the restored files
+        # a crash between a checkpoint's ref move and its index update leaves the index
+        # behind HEAD for these paths; then the restored files' stat data is refreshed
+        gitstore.run_git(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
+                         input="".join(f"{rel}\0" for rel in touched).encode())
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
         self._journal.truncate(0)
         return True

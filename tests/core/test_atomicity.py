@@ -289,3 +289,18 @@ def test_kill_9_mid_session_then_reopen_leaves_a_whole_forest(forest, tmp_path, 
     with Vine(forest.root, writable=False) as reader:
         ids = {row[0] for row in reader.catalog.db.execute("SELECT id FROM nodes")}
     assert ids == {rel[:-3] for rel in tracked if rel.endswith(".md") and not rel.startswith("_meta/")}
+
+
+def test_a_crash_after_the_ref_moved_but_before_the_index_was_updated_is_mended(forest, make_note):
+    """The state a kill leaves between a checkpoint's two steps: HEAD has the commit,
+    git's index does not, and the journal still names the file."""
+    with forest.open() as vine:
+        vine.plant(make_note("fact"))
+    forest.git("rm", "-q", "--cached", "fact.md", "_index.md")
+    (forest.root / ".git" / "vine-journal").write_text(
+        '{"files": ["_index.md", "fact.md"], "new_payloads": [], "replaced_payloads": []}\n')
+    assert forest.status() != ""
+    with forest.open() as vine:  # the next writable open recovers
+        vine.plant(make_note("after"))
+    assert forest.subjects()[:2] == ["plant(after): after [source=agent]", "plant(fact): fact [source=agent]"]
+    forest.assert_clean()
