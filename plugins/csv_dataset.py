@@ -179,7 +179,8 @@ def _source_notes(
 
 
 def sniff_delimiter(path: Path, encoding: str, default: str = ",") -> str:
-    """The candidate delimiter whose per-record count is most consistent and non-zero.
+    """The candidate delimiter whose per-record count is most consistent and non-zero,
+    among those that split the header.
 
     Parses the first ~50 lines once per candidate with the csv module, so
     delimiters inside quoted fields are not counted. Ties go to ``default``, then to
@@ -197,6 +198,10 @@ def sniff_delimiter(path: Path, encoding: str, default: str = ",") -> str:
     best, best_score = default, (0.0, 0)
     for delimiter in preference:
         counts = _separator_counts(sample, delimiter)
+        if not counts or counts[0] == 0:
+            # the header names every column, so it holds the delimiter: values holding
+            # ';' in a one-column file must not split it into columns
+            continue
         if not at_end and len(counts) > 1:
             counts = counts[:-1]  # the last record may be cut mid-field
         usual = [(n, count) for count, n in Counter(counts).items() if count > 0]
@@ -214,7 +219,7 @@ def _separator_counts(sample: str, delimiter: str) -> list[int]:
         records = list(csv.reader(io.StringIO(sample), delimiter=delimiter))
     except csv.Error:
         return []
-    return [len(record) - 1 for record in records if record]
+    return [len(record) - 1 for record in records if not _is_blank(record)]
 
 
 def _records(path: Path, encoding: str, delimiter: str) -> Iterator[list[str]]:

@@ -125,6 +125,19 @@ def test_delimiter_is_sniffed_and_quoted_delimiters_do_not_fool_it(tmp_path, del
     assert load(tmp_path, conversion) == [(int(r[0]), r[1], r[2]) for r in rows[1:]]
 
 
+@pytest.mark.parametrize("values", [["a;b", "c;d", "e;f"], ["x|y", "1|2", "3|4"], ["tab\there", "a\tb", "c\td"]])
+def test_a_one_column_file_whose_values_hold_a_delimiter_stays_one_column(tmp_path, values) -> None:
+    path = write(tmp_path, "notes.csv", "note\n" + "\n".join(values) + "\n")
+    conversion = convert(path)
+    assert list(only_table(conversion)[1]) == ["note"]
+    assert load(tmp_path, conversion) == [(value,) for value in values]
+
+
+def test_a_header_after_blank_lines_still_decides_the_delimiter(tmp_path) -> None:
+    path = write(tmp_path, "late.csv", "\n\na;b\n1;2\n3;4\n")
+    assert load(tmp_path, convert(path)) == [(1, 2), (3, 4)]
+
+
 def test_tsv_extension_reads_tabs(tmp_path) -> None:
     path = write(tmp_path, "list.tsv", "name\tqty\nwidget, large\t3\n")
     assert rows_of(convert(path)) == [("widget, large", 3)]
