@@ -21,6 +21,8 @@ Rendering rules:
 - Text boxes: their paragraphs follow the paragraph that anchors them (a box stored
   twice, as DrawingML and as a VML fallback, is read once).
 - Images: named, never inlined: ``[image: image1.png]`` (plus the alt text when set).
+- Equations: LaTeX-style text between ``$`` (inline) or ``$$`` (an equation paragraph):
+  fractions, scripts, roots, delimiters and sums keep their structure (``_omml``).
 - Not read: headers, footers, footnotes, comments and deleted (tracked) text.
 - Title: the first ``Title`` paragraph, else the first heading, else None.
 """
@@ -32,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
 
 from monkeyllm_plugins._container import check_zip_container
+from monkeyllm_plugins._omml import equation_text
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl
@@ -268,6 +271,10 @@ def _inline(element: Any, context: _Context, into: _Inline | None = None) -> _In
             _inline(child, context, inline)
         elif tag == "AlternateContent":
             _alternate(child, context, inline)
+        elif tag in ("oMath", "oMathPara"):
+            equation = equation_text(child)
+            if equation:
+                inline.pieces.append(f"${equation}$" if tag == "oMath" else f"$${equation}$$")
     return inline
 
 

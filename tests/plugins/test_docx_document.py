@@ -241,3 +241,48 @@ def test_a_workbook_renamed_docx_is_not_a_word_document(tmp_path: Path) -> None:
     book.save(path)
     with pytest.raises(ConversionError, match=r"^sheet\.docx: not a readable Word document"):
         DocxConverter().convert(path)
+
+
+MATH = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+
+
+def _math_run(text: str) -> str:
+    return f"<m:r><m:t>{text}</m:t></m:r>"
+
+
+EQUATIONS = [
+    # (OMML inside m:oMath, what the markdown says)
+    (f"<m:f><m:num>{_math_run('a')}</m:num><m:den>{_math_run('b+1')}</m:den></m:f>", r"\frac{a}{b+1}"),
+    (f"<m:sSup><m:e>{_math_run('x')}</m:e><m:sup>{_math_run('2')}</m:sup></m:sSup>", "{x}^{2}"),
+    (f"<m:sSub><m:e>{_math_run('x')}</m:e><m:sub>{_math_run('i')}</m:sub></m:sSub>", "{x}_{i}"),
+    (f"<m:rad><m:radPr><m:degHide m:val=\"1\"/></m:radPr><m:deg/><m:e>{_math_run('y')}</m:e></m:rad>",
+     r"\sqrt{y}"),
+    (f"<m:d><m:dPr><m:begChr m:val=\"[\"/><m:endChr m:val=\"]\"/></m:dPr><m:e>{_math_run('0')}</m:e>"
+     f"<m:e>{_math_run('1')}</m:e></m:d>", "[0|1]"),
+    (f"<m:nary><m:naryPr><m:chr m:val=\"\u2211\"/></m:naryPr><m:sub>{_math_run('i=1')}</m:sub>"
+     f"<m:sup>{_math_run('n')}</m:sup><m:e>{_math_run('i')}</m:e></m:nary>", "\u2211_{i=1}^{n} i"),
+    (f"<m:acc><m:e>{_math_run('v')}</m:e></m:acc>{_math_run(' = E')}", "v = E"),  # unknown structure: text kept
+]
+
+
+@pytest.mark.parametrize(("omml", "expected"), EQUATIONS,
+                         ids=["fraction", "superscript", "subscript", "root", "delimiters", "sum", "other"])
+def test_an_inline_equation_keeps_its_structure_as_latex_text(tmp_path: Path, omml: str, expected: str) -> None:
+    document = docx.Document()
+    paragraph = document.add_paragraph("Growth follows ")
+    paragraph._p.append(parse_xml(f"<m:oMath {MATH}>{omml}</m:oMath>"))
+    paragraph.add_run(" each year.")
+    path = tmp_path / "maths.docx"
+    document.save(path)
+    assert DocxConverter().convert(path).markdown == f"Growth follows ${expected}$ each year.\n"
+
+
+def test_an_equation_paragraph_is_display_math(tmp_path: Path) -> None:
+    document = docx.Document()
+    paragraph = document.add_paragraph()
+    paragraph._p.append(parse_xml(
+        f"<m:oMathPara {MATH}><m:oMath>{_math_run('E=m')}"
+        f"<m:sSup><m:e>{_math_run('c')}</m:e><m:sup>{_math_run('2')}</m:sup></m:sSup></m:oMath></m:oMathPara>"))
+    path = tmp_path / "display.docx"
+    document.save(path)
+    assert DocxConverter().convert(path).markdown == "$$E=m{c}^{2}$$\n"
