@@ -202,3 +202,37 @@ def test_unreadable_path_fails_instead_of_planting_as_corrupt(tmp_path):
         AudioConverter().convert(folder)
     with pytest.raises(ConversionError, match=r"^gone\.wav: cannot read the file \(No such file or directory\)$"):
         AudioConverter().convert(tmp_path / "gone.wav")
+
+
+def write_flac(path: Path, *, rate: int, channels: int, seconds: int) -> Path:
+    """A FLAC stream header as encoders write it (STREAMINFO only, no audio frames):
+    enough for a reader to know the format, the length and to hold tags."""
+    total = rate * seconds
+    packed = (rate << 44) | ((channels - 1) << 41) | ((16 - 1) << 36) | total  # 20+3+5+36 bits
+    streaminfo = struct.pack(">HH", 4096, 4096) + b"\x00" * 6 + packed.to_bytes(8, "big") + b"\x00" * 16
+    path.write_bytes(b"fLaC" + bytes([0x80]) + len(streaminfo).to_bytes(3, "big") + streaminfo)
+    return path
+
+
+def test_flac_gives_duration_and_vorbis_comment_tags(tmp_path):
+    from mutagen.flac import FLAC
+
+    path = write_flac(tmp_path / "board-call.flac", rate=48000, channels=2, seconds=90)
+    tags = FLAC(path)
+    tags["title"] = "Board call"
+    tags["artist"] = "Ana Silva"
+    tags.save()
+
+    info = AudioConverter().convert(path).media
+
+    assert (info.format, info.problem) == ("FLAC", None)
+    assert info.duration_seconds == pytest.approx(90.0)
+    assert info.tags["title"] == "Board call" and info.tags["artist"] == "Ana Silva"
+
+
+def test_ogg_that_is_not_really_ogg_plants_with_the_problem_stated(tmp_path):
+    path = tmp_path / "memo.ogg"
+    path.write_bytes(b"OggS" + random.Random(3).randbytes(500))
+    conversion = AudioConverter().convert(path)
+    assert conversion.media.problem and conversion.media.problem.startswith("corrupt or unreadable audio")
+    assert any("memo.ogg" in warning and "re-export" in warning for warning in conversion.warnings)
