@@ -228,8 +228,15 @@ class Committer:
             raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
         self._packs_written += 1
         self._restart_reader()
-        run_git(self.root, "update-ref", "-m", "vine: checkpoint", self.ref, self._parent or "",
-                self._ref_at or ZERO_SHA)
+        try:
+            # the old value makes git refuse if the branch moved under us
+            run_git(self.root, "update-ref", "-m", "vine: checkpoint", self.ref, self._parent or "",
+                    self._ref_at or ZERO_SHA)
+        except GitError as exc:
+            if head_commit(self.root) != self._ref_at:
+                raise GitError(f"{self.ref} moved while vine was writing (a commit made outside vine?): "
+                               "this session's writes are undone; run the command again") from exc
+            raise
         self._ref_at = self._parent
         self._update_index()
         self.commits_since_checkpoint = 0

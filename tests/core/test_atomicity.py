@@ -304,3 +304,20 @@ def test_a_crash_after_the_ref_moved_but_before_the_index_was_updated_is_mended(
         vine.plant(make_note("after"))
     assert forest.subjects()[:2] == ["plant(after): after [source=agent]", "plant(fact): fact [source=agent]"]
     forest.assert_clean()
+
+
+def test_a_commit_made_by_hand_during_a_session_is_kept_and_the_session_says_it_was_undone(forest, make_note):
+    vine = forest.open()
+    vine.plant(make_note("mine"))  # not yet checkpointed
+    (forest.root / "NOTES.txt").write_text("a person's file\n")
+    forest.git("add", "NOTES.txt")
+    forest.git("-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-q", "-m", "by hand")
+    with pytest.raises(GitError, match="moved while vine was writing"):
+        vine.close()
+    assert forest.subjects()[0] == "by hand"
+    assert not (forest.root / "mine.md").exists()  # undone, as the error says
+    forest.assert_clean()
+    with forest.open() as again:  # running it again works
+        again.plant(make_note("mine"))
+    assert forest.subjects()[:2] == ["plant(mine): mine [source=agent]", "by hand"]
+    forest.assert_clean()
