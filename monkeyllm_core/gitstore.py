@@ -21,6 +21,7 @@ import hashlib
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 from .gittrees import TreeCache
 from .packfile import PackWriter, remove_stale_temp_packs
@@ -208,8 +209,10 @@ class Committer:
             self._reader = None
 
     # -- making commits visible ------------------------------------------------
-    def checkpoint(self) -> None:
-        """Finish the pack, move the branch ref to the last commit, sync the index."""
+    def checkpoint(self, before_ref_moves: Callable[[str], None] | None = None) -> None:
+        """Finish the pack, move the branch ref to the last commit, sync the index.
+        ``before_ref_moves(sha)`` runs just before the ref moves to ``sha``: the writer
+        journals it, so a crash right after the move is not taken for one before it."""
         if self._lost_commits:
             self._recommit_lost()
         if self.commits_since_checkpoint == 0:
@@ -228,6 +231,8 @@ class Committer:
             raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
         self._packs_written += 1
         self._restart_reader()
+        if before_ref_moves is not None and self._parent:
+            before_ref_moves(self._parent)
         try:
             # the old value makes git refuse if the branch moved under us
             run_git(self.root, "update-ref", "-m", "vine: checkpoint", self.ref, self._parent or "",
@@ -265,7 +270,8 @@ class Committer:
         finally:
             self.abort()
         if self._packs_written:
-            run_git(self.root, "gc", "--auto", "--quiet", check=False)
+            # in the foreground: no git process left repacking the forest after vine exits
+            run_git(self.root, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", check=False)
             self._packs_written = 0
 
     def abort(self) -> None:

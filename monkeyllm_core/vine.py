@@ -168,7 +168,7 @@ class Vine:
         """Make every commit so far visible in git (ref moved, index updated)."""
         if self._committer is None:
             return
-        self._committer.checkpoint()
+        self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
         head = gitstore.head_commit(self.root)
         self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
         for backup in self._backups_to_drop:
@@ -352,11 +352,18 @@ class Vine:
         return payload.with_name(f".{payload.name}.{next(self._backup_numbers)}.vine-old")
 
     def _recover(self) -> bool:
-        """After a crash: put every path touched since the last checkpoint back to HEAD."""
+        """After a crash: put every path touched since the last checkpoint back to HEAD.
+
+        A checkpoint journals the commit it is about to move the ref to; when HEAD is
+        that commit, the crash came after the move and the writes journalled before it
+        are committed: their payloads stay, only git's index is brought up to date."""
         entries = self._journal.entries()
         if not entries:
             return False
-        touched = sorted({rel for entry in entries for rel in entry.get("files", [])})
+        head = gitstore.head_commit(self.root)
+        landed = max((i for i, entry in enumerate(entries) if entry.get("checkpoint") == head), default=-1)
+        committed, pending = entries[:landed + 1], entries[landed + 1:]
+        touched = sorted({rel for entry in pending for rel in entry.get("files", [])})
         at_head = gitstore.read_head_files(self.root, touched)  # raises if git cannot answer
         for rel in touched:
             target = self.root / rel
@@ -369,13 +376,21 @@ class Vine:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
             self._text_cache.pop(rel, None)
-        for entry in reversed(entries):  # a payload replaced twice gets its first version back
+        for entry in reversed(pending):  # a payload replaced twice gets its first version back
             self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
+        settled = sorted({rel for entry in committed for rel in entry.get("files", [])})
+        for entry in committed:  # committed: the replaced payloads' backups are garbage now
+            for _, backup in entry.get("replaced_payloads", []):
+                (self.root / backup).unlink(missing_ok=True)
+        for rel in settled:
+            remove_spare(self.root / rel)
         # a crash between a checkpoint's ref move and its index update leaves the index
         # behind HEAD for these paths; then the restored files' stat data is refreshed
-        gitstore.run_git(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
-                         input="".join(f"{rel}\0" for rel in touched).encode())
+        paths = sorted(set(touched) | set(settled))
+        if paths:  # (no pathspec at all would reset the whole index)
+            gitstore.run_git(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
+                             input="".join(f"{rel}\0" for rel in paths).encode())
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
         self._journal.truncate(0)
         return True

@@ -3,6 +3,7 @@ the next writable open rolls the journal back and the forest is whole again."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import signal
@@ -320,4 +321,44 @@ def test_a_commit_made_by_hand_during_a_session_is_kept_and_the_session_says_it_
     with forest.open() as again:  # running it again works
         again.plant(make_note("mine"))
     assert forest.subjects()[:2] == ["plant(mine): mine [source=agent]", "by hand"]
+    forest.assert_clean()
+
+
+def test_a_crash_right_after_the_ref_moved_keeps_the_committed_payloads(forest, make_note, tmp_path):
+    """The journal names a dataset's new payload and a replaced one; the checkpoint that
+    committed them moved the ref, then the process died before emptying the journal.
+    Those payloads are committed: recovery must neither delete nor roll them back."""
+    with forest.open() as vine:
+        vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
+                    "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
+        vine.plant(make_note("fact"))
+    ledger = (forest.root / "ledger.db").read_bytes()
+    old_copy = forest.root / ".ledger.db.1.vine-old"
+    old_copy.write_bytes(b"the payload this write replaced")
+    forest.git("rm", "-q", "--cached", "fact.md")  # the index update never happened either
+    journal = [
+        {"files": ["ledger.md", "_index.md"], "new_payloads": [],
+         "replaced_payloads": [["ledger.db", ".ledger.db.1.vine-old"]]},
+        {"files": [], "new_payloads": ["ledger.db"], "replaced_payloads": []},
+        {"files": ["fact.md", "_index.md"], "new_payloads": [], "replaced_payloads": []},
+        {"checkpoint": forest.head()},
+    ]
+    (forest.root / ".git" / "vine-journal").write_text("".join(json.dumps(e) + "\n" for e in journal))
+    with forest.open() as vine:
+        vine.plant(make_note("after"))
+    assert (forest.root / "ledger.db").read_bytes() == ledger
+    assert not old_copy.exists()
+    forest.assert_clean()
+
+
+def test_a_crash_before_the_ref_moved_still_undoes_the_uncommitted_payload(forest, make_note):
+    with forest.open() as vine:
+        vine.plant(make_note("fact"))
+    (forest.root / "orphan.db").write_bytes(b"born by a write that never committed")
+    journal = [{"files": [], "new_payloads": ["orphan.db"], "replaced_payloads": []},
+               {"checkpoint": "0" * 40}]  # the ref never reached this commit
+    (forest.root / ".git" / "vine-journal").write_text("".join(json.dumps(e) + "\n" for e in journal))
+    with forest.open() as vine:
+        vine.plant(make_note("after"))
+    assert not (forest.root / "orphan.db").exists()
     forest.assert_clean()

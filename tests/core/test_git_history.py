@@ -92,7 +92,6 @@ def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(f
 
 def test_packs_from_many_sessions_are_repacked_when_git_says_so(forest, make_note):
     forest.git("config", "gc.autoPackLimit", "4")
-    forest.git("config", "gc.autoDetach", "false")  # repack in the foreground, so the test can look
     packs = forest.root / ".git" / "objects" / "pack"
     for i in range(8):
         with forest.open() as vine:
