@@ -42,6 +42,20 @@ def run_git(root: Path, *args: str, input: bytes | None = None, check: bool = Tr
     return proc.stdout.decode("utf-8", errors="surrogateescape")
 
 
+def run_git_on_index(root: Path, *args: str, input: bytes | None = None, wait: float = 3.0) -> str:
+    """``run_git`` for a command that writes git's index: another git process (one a
+    killed writer left running, or a person's) may hold ``index.lock`` for a moment,
+    so wait for it a little instead of failing at once."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return run_git(root, *args, input=input)
+        except GitError as exc:
+            if "index.lock" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def is_repo_top_level(root: Path) -> bool:
     """The forest owns its repo only when it is the repository's top level."""
     return (root / ".git").exists()
@@ -255,8 +269,8 @@ class Committer:
                 lines.append(f"0 {ZERO_SHA}\t{path}")
             else:
                 lines.append(f"100644 {blob_sha(data)}\t{path}")
-        run_git(self.root, "update-index", "-z", "--index-info",
-                input=("\0".join(lines) + "\0").encode())
+        run_git_on_index(self.root, "update-index", "-z", "--index-info",
+                         input=("\0".join(lines) + "\0").encode())
         # refresh stat data of what we wrote so `git status` does not re-hash it
         run_git(self.root, "update-index", "-q", "--refresh", check=False)
         self._unsaved.clear()

@@ -389,8 +389,8 @@ class Vine:
         # behind HEAD for these paths; then the restored files' stat data is refreshed
         paths = sorted(set(touched) | set(settled))
         if paths:  # (no pathspec at all would reset the whole index)
-            gitstore.run_git(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
-                             input="".join(f"{rel}\0" for rel in paths).encode())
+            gitstore.run_git_on_index(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
+                                      input="".join(f"{rel}\0" for rel in paths).encode())
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
         self._journal.truncate(0)
         return True

@@ -362,3 +362,20 @@ def test_a_crash_before_the_ref_moved_still_undoes_the_uncommitted_payload(fores
         vine.plant(make_note("after"))
     assert not (forest.root / "orphan.db").exists()
     forest.assert_clean()
+
+
+def test_recovery_waits_for_a_git_process_still_holding_the_index(forest, make_note):
+    """A killed writer's git child can outlive it for a moment, holding index.lock."""
+    with forest.open() as vine:
+        vine.plant(make_note("fact"))
+    (forest.root / ".git" / "vine-journal").write_text(
+        '{"files": ["fact.md"], "new_payloads": [], "replaced_payloads": []}\n')
+    lock = forest.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", f"import os, time; time.sleep(0.5); os.remove({str(lock)!r})"])
+    try:
+        with forest.open() as vine:
+            vine.plant(make_note("after"))
+    finally:
+        holder.wait()
+    forest.assert_clean()
