@@ -2,6 +2,7 @@
 contract, the dialect, confidence, source and link limits."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -149,3 +150,8 @@ def validate_passport(fm: dict[str, Any], dialect: Dialect, *, where: str | None
         if not dialect.knows_rel(link["rel"]):
             raise VineError("E_SCHEMA", f"{where}: rel '{link['rel']}' is not declared in _meta/schema.md",
                             f"Use one of: {', '.join(dialect.rels)}, or declare it.")
+
+
+def today() -> str:
+    """The date written into ``created`` and ``updated``."""
+    return dt.date.today().isoformat()

@@ -7,8 +7,6 @@ is deleted and a replaced payload put back.
 """
 from __future__ import annotations
 
-import copy
-import datetime as dt
 import itertools
 import os
 import time
@@ -24,7 +22,7 @@ from .dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
 from .journal import Journal
 from .lock import ForestLock
-from .passport import Node, parse_node, render_node, render_node_parsed
+from .passport import Node, parse_node, render_node
 from .patches import apply_patch
 from .rules import (
     MASTER_ID,
@@ -33,16 +31,14 @@ from .rules import (
     is_branch_id,
     node_path,
     parent_of,
+    today,
     trail_of,
     validate_passport,
 )
 from .sections import replace_section, section_span
+from .upkeep import BranchUpkeep, checked_branch_body
 
 CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
-
-
-def today() -> str:
-    return dt.date.today().isoformat()
 
 
 def is_forest(root: Path) -> bool:
@@ -101,12 +97,7 @@ class _Txn:
         rel = node_path(fm["id"])
         repeats = None
         if is_branch_id(fm["id"]):
-            # the next write beneath this branch finds it parsed already
-            text, parsed = render_node_parsed(fm, body, where=rel)
-            self.vine._parsed_branches[rel] = (text, parsed)
-            known = self.vine._listings.get(rel)
-            repeats = br.repeated_ids(known if known is not None and known.body is parsed.body
-                                      else br.survey(parsed.body))
+            text, repeats = self.vine._upkeep.render(fm, body)
         else:
             text = render_node(fm, body)
         self.files[rel] = text
@@ -125,10 +116,7 @@ class Vine:
         self.writable = writable
         self.dialect: Dialect = load_dialect(self.root)
         self._text_cache: dict[str, tuple[int, int, str]] = {}
-        # a branch index as last parsed or rendered, keyed by the identity of its text:
-        # a text object is immutable, so a hit is always exact
-        self._parsed_branches: dict[str, tuple[str, Node]] = {}
-        self._listings: dict[str, br.Listing] = {}  # what a branch body lists, see branches.list_child
+        self._upkeep = BranchUpkeep(lambda child: self.catalog.repeated_by(child))
         self._lock: ForestLock | None = None
         self._committer: gitstore.Committer | None = None
         self._backups_to_drop: list[Path] = []
@@ -399,86 +387,6 @@ class Vine:
         row = self.catalog.db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
         return row is None or row[0] != gitstore.head_commit(self.root)
 
-    # -- index upkeep -----------------------------------------------------------
-    def _branch(self, txn: _Txn, branch_id: str) -> Node:
-        rel = node_path(branch_id)
-        text = txn.read(rel)
-        if text is None:
-            raise VineError("E_NOT_FOUND", f"parent branch {branch_id!r} does not exist",
-                            "Plant the parent branch first (folders before files).")
-        known = self._parsed_branches.get(rel)
-        if known is not None and known[0] is text:  # the very text this writer rendered
-            return Node(frontmatter=copy.deepcopy(known[1].frontmatter), body=known[1].body)
-        node = parse_node(text, where=rel)
-        self._parsed_branches[rel] = (text, Node(frontmatter=copy.deepcopy(node.frontmatter), body=node.body))
-        return node
-
-    def _entry_for(self, fm: Mapping[str, Any]) -> str:
-        if is_branch_id(fm["id"]):
-            return br.entry_line(fm["id"], fm["summary"], str(fm.get("coverage") or br.coverage_text(0, 0)))
-        return br.entry_line(fm["id"], fm["summary"])
-
-    def _list_in_parent(self, txn: _Txn, fm: Mapping[str, Any], *, new: bool,
-                        old: Mapping[str, Any] | None = None) -> None:
-        """Insert or refresh fm's entry line in its parent, and keep coverage true upward.
-        ``old`` (the passport before this write) lets the ancestors' Landmarks and Cross
-        trails that repeat the old entry verbatim follow it."""
-        parent_id = parent_of(fm["id"])
-        if parent_id is None or fm["id"].startswith("_meta/"):
-            return  # the dialect (and anything in _meta) is listed by no branch
-        if old is not None:
-            self._refresh_repeats(txn, old, fm, parent_id)
-        parent = self._branch(txn, parent_id)
-        section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
-        parent_rel = node_path(parent_id)
-        body, counts, self._listings[parent_rel] = br.list_child(
-            parent.body, section_name, fm["id"], self._entry_for(fm), self._listings.get(parent_rel))
-        if body is None:
-            return
-        if counts is None and new:  # a stale line for this id was replaced: recount
-            counts = (br.count_entries(body, br.DIRECT_BANANAS), br.count_entries(body, br.SUB_BRANCHES))
-        pfm = dict(parent.frontmatter)
-        if counts is not None:
-            pfm["coverage"] = br.coverage_text(*counts)
-        pfm["updated"] = today()
-        self._put_branch(txn, pfm, body, coverage_changed=pfm.get("coverage") != parent.frontmatter.get("coverage"),
-                         old=parent.frontmatter)
-
-    def _refresh_repeats(self, txn: _Txn, old: Mapping[str, Any], fm: Mapping[str, Any], parent_id: str) -> None:
-        """A summary is repeated by the master's Landmarks and by Cross trails: every
-        index line that repeats the old entry verbatim, in an ancestor or in any branch
-        whose cross trails name the node (the catalog's ``repeats``), takes the new one."""
-        if not old.get("summary") or not fm.get("summary"):
-            return
-        pairs = [(self._entry_for(old), self._entry_for(fm))]
-        if is_branch_id(fm["id"]):  # a repeat may leave the coverage out
-            pairs.append((br.entry_line(old["id"], old["summary"]), br.entry_line(fm["id"], fm["summary"])))
-        if all(o == n for o, n in pairs):
-            return
-        needle = f"- [[{fm['id']}]]"
-        # the ancestors (a master's Landmarks) and every index whose cross trails name it
-        candidates = dict.fromkeys(trail_of(fm["id"]) + self.catalog.repeated_by(fm["id"]))
-        for branch_id in candidates:
-            text = txn.read(node_path(branch_id))
-            # the parent lists the child once itself: only a second mention is a repeat
-            if text is None or text.count(needle) < (2 if branch_id == parent_id else 1):
-                continue
-            node = parse_node(text, where=node_path(branch_id))
-            body = node.body
-            for old_line, new_line in pairs:
-                body = br.refresh_repeats(body, (old_line,), new_line)
-            if body != node.body:
-                afm = dict(node.frontmatter)
-                afm["updated"] = today()
-                txn.put_node(afm, body)
-
-    def _put_branch(self, txn: _Txn, fm: dict[str, Any], body: str, *, coverage_changed: bool,
-                    old: Mapping[str, Any] | None = None) -> None:
-        txn.put_node(fm, body)
-        if coverage_changed:
-            # the grandparent's entry line for this branch carries its coverage
-            self._list_in_parent(txn, fm, new=False, old=old)
-
     # -- plant ----------------------------------------------------------------------
     def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
         """Create a node (or a branch). See primitives.md for the node dict."""
@@ -526,7 +434,7 @@ class Vine:
                 body = self._install_payload(txn, fields, body, Path(payload_source), manual_notes,
                                              move=payload_move, row_counts=row_counts)
             txn.put_node(fields, body)
-            self._list_in_parent(txn, fields, new=True)
+            self._upkeep.list_in_parent(txn, fields, new=True)
             sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
         except BaseException:
             txn.abandon()
@@ -670,7 +578,7 @@ class Vine:
             body = br.set_blockquote(body, fm["summary"])
         txn.put_node(fm, body)
         if fm.get("summary") != old.get("summary") or fm.get("coverage") != old.get("coverage"):
-            self._list_in_parent(txn, fm, new=False, old=old)
+            self._upkeep.list_in_parent(txn, fm, new=False, old=old)
 
     # -- graft --------------------------------------------------------------------------
     def graft(self, node_id: str, patch: Mapping[str, Any], *, message: str | None = None) -> dict[str, Any]:
@@ -684,30 +592,13 @@ class Vine:
         if not what:
             return result
         if is_branch_id(node_id) and body != current.body:
-            body = self._checked_branch_body(node_id, current.body, body, fm)
+            body = checked_branch_body(node_id, current.body, body, fm, self.exists)
         fm["updated"] = today()
         validate_passport(fm, self.dialect)
         txn = _Txn(self)
         self._put_with_propagation(txn, old, fm, body)
         result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
         return result
-
-    def _checked_branch_body(self, node_id: str, old_body: str, body: str, fm: dict[str, Any]) -> str:
-        """A branch body a person edits stays a true map: every listed child keeps its
-        entry line, coverage is recounted and the ``>`` line mirrors the summary."""
-        listed = set(br.section_entries(body, br.SUB_BRANCHES) + br.section_entries(body, br.DIRECT_BANANAS))
-        dropped = [kid for kid in br.section_entries(old_body, br.SUB_BRANCHES)
-                   + br.section_entries(old_body, br.DIRECT_BANANAS) if kid not in listed and self.exists(kid)]
-        if dropped:
-            raise VineError("E_FRONTMATTER", f"{node_id}: the new body drops the entry line of {', '.join(dropped[:3])}"
-                            + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else ""),
-                            "A branch lists every child under Sub-branches / Direct bananas; keep those lines.")
-        fm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
-                                          br.count_entries(body, br.SUB_BRANCHES))
-        quote = br.blockquote(body)
-        if quote is not None and quote != br.one_line(str(fm.get("summary") or "")):
-            body = br.set_blockquote(body, str(fm["summary"]))
-        return body
 
     # -- tend -------------------------------------------------------------------------------
     def tend(self, node_id: str, sql: str) -> dict[str, Any]:

@@ -1,0 +1,143 @@
+"""Keeping branch indexes true while a writer changes the forest.
+
+A node's parent lists it with its summary (and, for a branch, its coverage); the
+parent's coverage counts its entries, and a coverage change reaches the
+grandparent's entry line; a summary is repeated verbatim by the master's
+Landmarks and by Cross trails in any branch. ``BranchUpkeep`` makes every one of
+those edits inside the writer's transaction, so they land in the same commit.
+
+A branch can list thousands of children. The upkeep remembers, for the session,
+the parsed index and what its body lists (``branches.Listing``), each keyed by the
+identity of the exact string it describes: a hit is always exact, and planting
+one more child never scans the index.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Mapping, Protocol
+
+from . import branches as br
+from .errors import VineError
+from .passport import Node, parse_node, render_node_parsed
+from .rules import is_branch_id, node_path, parent_of, today, trail_of
+
+
+class Transaction(Protocol):
+    """What the upkeep needs of a write in progress (``vine._Txn``)."""
+
+    def read(self, rel: str) -> str | None: ...
+
+    def put_node(self, fm: dict[str, Any], body: str) -> None: ...
+
+
+class BranchUpkeep:
+    def __init__(self, repeated_by: Callable[[str], list[str]]) -> None:
+        """``repeated_by(id)``: the branches whose cross trails name id (the catalog)."""
+        self._repeated_by = repeated_by
+        self._parsed: dict[str, tuple[str, Node]] = {}  # rel -> (text, what parse_node gives for it)
+        self._listings: dict[str, br.Listing] = {}  # rel -> what the branch's latest body lists
+
+    # -- rendering a branch for a transaction ------------------------------------------
+    def render(self, fm: dict[str, Any], body: str) -> tuple[str, set[str]]:
+        """A branch's text, and the ids it names outside its listings (for the
+        catalog's ``repeats``). The next write beneath it finds it parsed already."""
+        rel = node_path(fm["id"])
+        text, parsed = render_node_parsed(fm, body, where=rel)
+        self._parsed[rel] = (text, parsed)
+        known = self._listings.get(rel)
+        listing = known if known is not None and known.body is parsed.body else br.survey(parsed.body)
+        return text, br.repeated_ids(listing)
+
+    def branch(self, txn: Transaction, branch_id: str) -> Node:
+        rel = node_path(branch_id)
+        text = txn.read(rel)
+        if text is None:
+            raise VineError("E_NOT_FOUND", f"parent branch {branch_id!r} does not exist",
+                            "Plant the parent branch first (folders before files).")
+        known = self._parsed.get(rel)
+        if known is not None and known[0] is text:  # the very text this writer rendered
+            return Node(frontmatter=copy.deepcopy(known[1].frontmatter), body=known[1].body)
+        node = parse_node(text, where=rel)
+        self._parsed[rel] = (text, Node(frontmatter=copy.deepcopy(node.frontmatter), body=node.body))
+        return node
+
+    # -- entry lines and coverage ------------------------------------------------------
+    @staticmethod
+    def entry_for(fm: Mapping[str, Any]) -> str:
+        if is_branch_id(fm["id"]):
+            return br.entry_line(fm["id"], fm["summary"], str(fm.get("coverage") or br.coverage_text(0, 0)))
+        return br.entry_line(fm["id"], fm["summary"])
+
+    def list_in_parent(self, txn: Transaction, fm: Mapping[str, Any], *, new: bool,
+                       old: Mapping[str, Any] | None = None) -> None:
+        """Insert or refresh fm's entry line in its parent, and keep coverage true upward.
+        ``old`` (the passport before this write) lets the index lines that repeat the
+        old entry verbatim follow it."""
+        parent_id = parent_of(fm["id"])
+        if parent_id is None or fm["id"].startswith("_meta/"):
+            return  # the dialect (and anything in _meta) is listed by no branch
+        if old is not None:
+            self._refresh_repeats(txn, old, fm, parent_id)
+        parent = self.branch(txn, parent_id)
+        section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
+        parent_rel = node_path(parent_id)
+        body, counts, self._listings[parent_rel] = br.list_child(
+            parent.body, section_name, fm["id"], self.entry_for(fm), self._listings.get(parent_rel))
+        if body is None:
+            return
+        if counts is None and new:  # a stale line for this id was replaced: recount
+            counts = (br.count_entries(body, br.DIRECT_BANANAS), br.count_entries(body, br.SUB_BRANCHES))
+        pfm = dict(parent.frontmatter)
+        if counts is not None:
+            pfm["coverage"] = br.coverage_text(*counts)
+        pfm["updated"] = today()
+        txn.put_node(pfm, body)
+        if pfm.get("coverage") != parent.frontmatter.get("coverage"):
+            # the grandparent's entry line for this branch carries its coverage
+            self.list_in_parent(txn, pfm, new=False, old=parent.frontmatter)
+
+    def _refresh_repeats(self, txn: Transaction, old: Mapping[str, Any], fm: Mapping[str, Any],
+                         parent_id: str) -> None:
+        """A summary is repeated by the master's Landmarks and by Cross trails: every
+        index line that repeats the old entry verbatim, in an ancestor or in any branch
+        whose cross trails name the node, takes the new one."""
+        if not old.get("summary") or not fm.get("summary"):
+            return
+        pairs = [(self.entry_for(old), self.entry_for(fm))]
+        if is_branch_id(fm["id"]):  # a repeat may leave the coverage out
+            pairs.append((br.entry_line(old["id"], old["summary"]), br.entry_line(fm["id"], fm["summary"])))
+        if all(o == n for o, n in pairs):
+            return
+        needle = f"- [[{fm['id']}]]"
+        for branch_id in dict.fromkeys(trail_of(fm["id"]) + self._repeated_by(fm["id"])):
+            text = txn.read(node_path(branch_id))
+            # the parent lists the child once itself: only a second mention is a repeat
+            if text is None or text.count(needle) < (2 if branch_id == parent_id else 1):
+                continue
+            node = parse_node(text, where=node_path(branch_id))
+            body = node.body
+            for old_line, new_line in pairs:
+                body = br.refresh_repeats(body, (old_line,), new_line)
+            if body != node.body:
+                afm = dict(node.frontmatter)
+                afm["updated"] = today()
+                txn.put_node(afm, body)
+
+
+def checked_branch_body(node_id: str, old_body: str, body: str, fm: dict[str, Any],
+                        exists: Callable[[str], bool]) -> str:
+    """A branch body a person edits stays a true map: every listed child keeps its
+    entry line, coverage is recounted and the ``>`` line mirrors the summary."""
+    listed = set(br.section_entries(body, br.SUB_BRANCHES) + br.section_entries(body, br.DIRECT_BANANAS))
+    dropped = [kid for kid in br.section_entries(old_body, br.SUB_BRANCHES)
+               + br.section_entries(old_body, br.DIRECT_BANANAS) if kid not in listed and exists(kid)]
+    if dropped:
+        raise VineError("E_FRONTMATTER", f"{node_id}: the new body drops the entry line of {', '.join(dropped[:3])}"
+                        + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else ""),
+                        "A branch lists every child under Sub-branches / Direct bananas; keep those lines.")
+    fm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
+                                      br.count_entries(body, br.SUB_BRANCHES))
+    quote = br.blockquote(body)
+    if quote is not None and quote != br.one_line(str(fm.get("summary") or "")):
+        body = br.set_blockquote(body, str(fm["summary"]))
+    return body
