@@ -17,7 +17,6 @@ only, so ``git status`` is clean after every command.
 """
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import time
 from pathlib import Path
@@ -64,10 +63,6 @@ def is_repo_top_level(root: Path) -> bool:
 def init_repo(root: Path) -> None:
     if not is_repo_top_level(root):
         run_git(root, "init", "-q")
-
-
-def blob_sha(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def identity(root: Path) -> tuple[str, str]:
@@ -123,6 +118,7 @@ class Committer:
         self._ref_at: str | None = head_commit(root)  # where the ref is (moved at checkpoints)
         self._parent = self._ref_at  # the last commit written
         self._unsaved: dict[str, bytes | None] = {}  # path -> bytes since the last checkpoint (None: deleted)
+        self._blob_ids: dict[str, str] = {}  # path -> its blob's id, for the index update at the checkpoint
         self._lost_commits = 0  # commits whose pack could not be kept
         self.commits_since_checkpoint = 0
         self._packs_written = 0
@@ -136,6 +132,7 @@ class Committer:
         return self._commit(message, changes)
 
     def _commit(self, message: str, changes: dict[str, bytes | None]) -> str:
+        blob_ids: dict[str, str] = {}
         try:
             pack = self._open_pack()
             trees = self._tree_cache()
@@ -145,7 +142,8 @@ class Committer:
                 else:
                     # only branch indexes change often enough to be worth a delta base
                     key = path if path.endswith("_index.md") else None
-                    trees.set_file(path, pack.add("blob", data, delta_key=key))
+                    blob_ids[path] = pack.add("blob", data, delta_key=key)
+                    trees.set_file(path, blob_ids[path])
             tree = trees.store(lambda folder, content: pack.add("tree", content, delta_key=folder))
             stamp = b"%d %s" % (int(time.time()), _tz_offset().encode())
             body = bytearray(b"tree %s\n" % tree.encode())
@@ -162,6 +160,7 @@ class Committer:
             raise
         self._parent = sha
         self._unsaved.update(changes)
+        self._blob_ids.update(blob_ids)
         self.commits_since_checkpoint += 1
         return sha
 
@@ -207,9 +206,15 @@ class Committer:
             self._restart_reader()
         except (OSError, GitError):
             pack.abort()
-            self._parent = self._ref_at
-            self._lost_commits += self.commits_since_checkpoint
-            self.commits_since_checkpoint = 0
+            self._lose_uncheckpointed()
+
+    def _lose_uncheckpointed(self) -> None:
+        """Their pack is gone: the commits since the checkpoint are lost to git and
+        will be re-committed from ``_unsaved``."""
+        self._trees = None
+        self._parent = self._ref_at
+        self._lost_commits += self.commits_since_checkpoint
+        self.commits_since_checkpoint = 0
 
     def _recommit_lost(self) -> None:
         paths = "\n".join(sorted(self._unsaved))
@@ -238,10 +243,7 @@ class Committer:
         except OSError as exc:
             if pack is not None:
                 pack.abort()
-            self._trees = None
-            self._parent = self._ref_at
-            self._lost_commits += self.commits_since_checkpoint
-            self.commits_since_checkpoint = 0
+            self._lose_uncheckpointed()
             raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
         self._packs_written += 1
         self._restart_reader()
@@ -267,13 +269,14 @@ class Committer:
         for path, data in self._unsaved.items():
             if data is None:
                 lines.append(f"0 {ZERO_SHA}\t{path}")
-            else:
-                lines.append(f"100644 {blob_sha(data)}\t{path}")
+            else:  # the id the pack writer computed when it stored the blob
+                lines.append(f"100644 {self._blob_ids[path]}\t{path}")
         run_git_on_index(self.root, "update-index", "-z", "--index-info",
                          input=("\0".join(lines) + "\0").encode())
         # refresh stat data of what we wrote so `git status` does not re-hash it
         run_git(self.root, "update-index", "-q", "--refresh", check=False)
         self._unsaved.clear()
+        self._blob_ids.clear()
 
     def close(self) -> None:
         """Checkpoint and stop. Every session adds packs, so then git is asked, as
@@ -298,6 +301,7 @@ class Committer:
         self._trees = None
         self._parent = self._ref_at
         self._unsaved.clear()
+        self._blob_ids.clear()
         self._lost_commits = 0
         self.commits_since_checkpoint = 0
 

@@ -510,16 +510,8 @@ class PluginHost:
                 )
         if not callable(getattr(converter, "convert", None)):
             raise _Rejected(f"converter {name!r} has no callable convert(path); skipped")
-        try:
-            priority_value = _valid_priority(priority)
-            available, reason = self._availability(converter, info.source)
-        except _Rejected as exc:
-            raise _Rejected(f"converter {name!r}: {exc}; skipped") from None
-        for existing in self._converters:
-            if existing.name == name:
-                raise _Rejected(
-                    f"converter {name!r} is already registered by {existing.plugin}; this one is ignored"
-                )
+        priority_value, available, reason = self._admitted("converter", name, converter, priority, info,
+                                                           self._converters)
         return RegisteredConverter(
             name=name,
             plugin=info.name,
@@ -532,6 +524,20 @@ class PluginHost:
             sequence=next(self._registration_order),
         )
 
+    def _admitted(self, kind: str, name: str, plugin_object: Any, priority: Any, info: _PluginInfo,
+                  registered: list[Any]) -> tuple[float, bool, str | None]:
+        """What converters and describers share: a valid priority, their requirements
+        checked, and one name per registry. Returns (priority, available, reason)."""
+        try:
+            priority_value = _valid_priority(priority)
+            available, reason = self._availability(plugin_object, info.source)
+        except _Rejected as exc:
+            raise _Rejected(f"{kind} {name!r}: {exc}; skipped") from None
+        for existing in registered:
+            if existing.name == name:
+                raise _Rejected(f"{kind} {name!r} is already registered by {existing.plugin}; this one is ignored")
+        return priority_value, available, reason
+
     def _validated_describer(self, describer: Any, priority: Any, info: _PluginInfo) -> RegisteredDescriber:
         name = getattr(describer, "name", None)
         if not isinstance(name, str) or not name.strip():
@@ -541,14 +547,8 @@ class PluginHost:
             raise _Rejected(f"describer {name!r}: kinds must be a subset of ('image', 'audio'), got {kinds!r}; skipped")
         if not callable(getattr(describer, "describe", None)):
             raise _Rejected(f"describer {name!r} has no callable describe(path, info); skipped")
-        try:
-            priority_value = _valid_priority(priority)
-            available, reason = self._availability(describer, info.source)
-        except _Rejected as exc:
-            raise _Rejected(f"describer {name!r}: {exc}; skipped") from None
-        for existing in self._describers:
-            if existing.name == name:
-                raise _Rejected(f"describer {name!r} is already registered by {existing.plugin}; this one is ignored")
+        priority_value, available, reason = self._admitted("describer", name, describer, priority, info,
+                                                           self._describers)
         return RegisteredDescriber(
             name=name,
             plugin=info.name,

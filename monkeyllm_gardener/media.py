@@ -17,9 +17,9 @@ description, which then takes its place under ``## Description``.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from monkeyllm_gardener.conversion import MediaInfo
+from monkeyllm_gardener.conversion import Conversion, MediaInfo
 
 SENTINEL = "No description has been generated for this media yet."
 MAX_TAG_CHARACTERS = 200
@@ -59,6 +59,18 @@ def media_line(info: MediaInfo) -> str:
     if info.problem:
         line += f" The file could not be fully read: {_sentence(_one_line(info.problem))}"
     return line
+
+
+def media_conversion(path: Path, info: MediaInfo, *, payload_type: str, noun: str = "file",
+                     warnings: tuple[str, ...] = ()) -> Conversion:
+    """An image or audio file as a media node with its original bytes as the payload.
+    A file that could not be read fully still plants, with the problem stated
+    (``noun``: what the user is asked to re-export)."""
+    if info.problem:
+        warnings = (*warnings, f"{path.name}: {info.problem}; planted as a media node with its original "
+                               f"bytes; re-export the {noun} to read it fully")
+    return Conversion(kind="payload", payload_type=payload_type, payload_path=path, node_type="media",
+                      title=media_title(path.name), media=info, warnings=warnings)
 
 
 def media_title(source_name: str) -> str:

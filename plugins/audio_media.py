@@ -16,7 +16,7 @@ from typing import Any
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.hookspecs import hookimpl
-from monkeyllm_gardener.media import clean_tag, media_title
+from monkeyllm_gardener.media import clean_tag, media_conversion
 
 _TAG_KEYS = ("title", "artist", "album")
 _ID3_FRAMES = {"title": "TIT2", "artist": "TPE1", "album": "TALB"}
@@ -51,21 +51,7 @@ class AudioConverter:
             # Unreadable (permissions, a directory, deleted since the walk): a failure,
             # never mistaken for corrupt audio.
             raise ConversionError(f"{path.name}: cannot read the file ({error.strerror})") from error
-        if info.problem:
-            notes = [
-                *notes,
-                f"{path.name}: {info.problem}; planted as a media node with its original "
-                "bytes; re-export the file to read it fully",
-            ]
-        return Conversion(
-            kind="payload",
-            payload_type="audio",
-            payload_path=path,
-            node_type="media",
-            title=media_title(path.name),
-            media=info,
-            warnings=tuple(notes),
-        )
+        return media_conversion(path, info, payload_type="audio", warnings=tuple(notes))
 
 
 @hookimpl

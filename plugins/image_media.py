@@ -15,7 +15,7 @@ from typing import Any
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.hookspecs import hookimpl
-from monkeyllm_gardener.media import clean_tag, media_title
+from monkeyllm_gardener.media import clean_tag, media_conversion
 
 # Magic numbers of the formats this converter claims, used to name the format when
 # Pillow refuses the file before telling us (a bomb, a broken header).
@@ -42,21 +42,7 @@ class ImageConverter:
 
     def convert(self, path: Path) -> Conversion:
         info = read_image_info(path)
-        conversion_warnings = ()
-        if info.problem:
-            conversion_warnings = (
-                f"{path.name}: {info.problem}; planted as a media node with its original "
-                "bytes; re-export the image to read it fully",
-            )
-        return Conversion(
-            kind="payload",
-            payload_type="image",
-            payload_path=path,
-            node_type="media",
-            title=media_title(path.name),
-            media=info,
-            warnings=conversion_warnings,
-        )
+        return media_conversion(path, info, payload_type="image", noun="image")
 
 
 @hookimpl

@@ -133,8 +133,8 @@ def test_a_one_column_file_whose_values_hold_a_delimiter_stays_one_column(tmp_pa
     assert load(tmp_path, conversion) == [(value,) for value in values]
 
 
-def test_a_header_after_blank_lines_still_decides_the_delimiter(tmp_path) -> None:
-    path = write(tmp_path, "late.csv", "\n\na;b\n1;2\n3;4\n")
+def test_a_header_after_blank_and_whitespace_lines_still_decides_the_delimiter(tmp_path) -> None:
+    path = write(tmp_path, "late.csv", "\n   \n\t\na;b\n1;2\n3;4\n")
     assert load(tmp_path, convert(path)) == [(1, 2), (3, 4)]
 
 
