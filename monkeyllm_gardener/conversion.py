@@ -67,7 +67,11 @@ class Conversion:
     media: MediaInfo | None = None
     structure: Mapping[str, Any] | None = None  # a payload's tables, columns and samples
     # Passport fields the source itself declared (a markdown file's own YAML
-    # frontmatter: tags, aliases, ...). Only known-safe keys are kept by the Gardener.
+    # frontmatter, a Word document's or a photo's properties). Only these keys are
+    # kept by the Gardener: ``title``, ``tags`` and ``aliases`` (lists of strings),
+    # ``created`` (a date, or a string starting ``YYYY-MM-DD``: the passport's
+    # ``created``), ``modified`` (likewise: the provenance key ``source_modified``)
+    # and ``author`` (a string: the provenance key ``source_author``).
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
     warnings: Sequence[str] = ()
 

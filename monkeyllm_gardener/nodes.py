@@ -6,6 +6,8 @@ calls ``build_node`` before the plant.
 """
 from __future__ import annotations
 
+import datetime as _dt
+import re
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from .worker import Prepared
 
 INGEST_CONFIDENCE = 0.7
+MAX_AUTHOR_CHARS = 200
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
 def title_of(conv: Conversion, rel: str) -> str:
@@ -118,6 +122,15 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         fields["tags"] = tags
     if aliases:
         fields["aliases"] = aliases
+    created = iso_date(own.get("created"))
+    if created:
+        fields["created"] = created  # the source's own date, not the day it was adopted
+    modified = iso_date(own.get("modified"))
+    if modified:
+        fields["source_modified"] = modified
+    author = clean_title(own.get("author"))
+    if author:
+        fields["source_author"] = author[:MAX_AUTHOR_CHARS]
     fields.update(
         confidence=INGEST_CONFIDENCE, source="ingest", origin=file_uri(f.path if not f.path.is_symlink() else source / f.rel),
         source_path=f.rel, source_hash=prep.sha256, source_size=f.size,
@@ -148,6 +161,22 @@ def clean_title(value: Any) -> str | None:
         return None
     text = " ".join(value.split())
     return text or None
+
+
+def iso_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` from a date, a datetime or a string starting with a real ISO
+    date (``2026-03-01T10:00:00Z``); None for anything else."""
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.strftime("%Y-%m-%d")
+    if not isinstance(value, str):
+        return None
+    match = _ISO_DATE.match(value.strip())
+    if match is None:
+        return None
+    try:
+        return _dt.date(*(int(part) for part in match.groups())).isoformat()
+    except ValueError:  # 2026-02-30
+        return None
 
 
 def string_list(value: Any) -> list[str]:
