@@ -1,11 +1,19 @@
 """Walk a source folder: the list of directories and files the Gardener will adopt.
 
-The walk needs no forest and converts nothing. It decides three things:
+The walk needs no forest and converts nothing. It decides four things:
 
 - what is noise (skipped silently: VCS folders, caches, OS junk, lock and temp files,
   plus the ``ignore`` globs of the Gardener config);
-- what a user may want to hear about (recorded in ``WalkResult.skipped`` with a
-  reason: links not followed, unreadable folders, special files, nested forests);
+- what is set aside on purpose (``WalkResult.skipped``, with a reason, shown by
+  ``--verbose`` and in ``--json``): nested forests and hidden entries (a name
+  starting with ``.``: ``.obsidian/``, ``.trash/``, ``.env``), which are tool
+  settings and deleted notes, not documents;
+- which entries are files a user would expect to see adopted but that cannot be:
+  ``WalkResult.errors`` (something is broken: a link loop, a dangling link, an
+  unreadable file or folder, a name that is not UTF-8, a file that vanished) and
+  ``WalkResult.unsupported`` (something the walk will not follow: a link to a folder
+  or outside the source, a FIFO). The pipeline puts them in the report's lists of
+  the same names, so no file disappears from the report;
 - the order, which is deterministic: at every level entries are sorted by their
   NFC-normalised name (plain ``str`` sort) and directories are walked depth-first,
   so the same tree gives the same list on every machine and file system. Within a
@@ -18,13 +26,13 @@ always leads back to the file. NFC/NFD differences are handled where they matter
 in the sort key here and in the slugs (``slugs.slugify`` gives both forms one slug).
 
 Links. Directory links are never followed (a link loop cannot hang the walk, and a
-link cannot pull a foreign tree into the forest); they are recorded in ``skipped``.
-A file link is followed only when its target is a regular file inside the source
-that the walk would not prune (not under ``.git``, an ignored path or a nested
-forest); ``path`` is then the link and size/mtime are the target's. A link pointing
-outside, a dangling link and a link loop are recorded in ``skipped``. Special files
-(FIFOs, sockets, devices) are recorded and never opened: reading a FIFO blocks.
-A name that is not valid UTF-8 is recorded (it could not be written to YAML or git).
+link cannot pull a foreign tree into the forest): ``unsupported``. A file link is
+followed only when its target is a regular file inside the source that the walk
+would not prune (not under ``.git``, an ignored path or a nested forest); ``path`` is
+then the link and size/mtime are the target's. A link pointing outside or to a pruned
+path is ``unsupported``; a dangling link and a link loop are ``errors``. Special files
+(FIFOs, sockets, devices) are ``unsupported`` and never opened: reading a FIFO blocks.
+A name that is not valid UTF-8 is an error (it could not be written to YAML or git).
 Zero-byte files are included: converters decide what an empty file becomes.
 
 Ignore globs (``ignore``): ``fnmatch`` patterns, case-sensitive, matched against the
@@ -83,7 +91,9 @@ class SourceFile:
 class WalkResult:
     dirs: list[str] = field(default_factory=list)  # parents before children; the root is not listed
     files: list[SourceFile] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): set aside on purpose
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): broken entries
+    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): not followed
 
 
 def is_forest_dir(path: Path | str) -> bool:
@@ -91,6 +101,11 @@ def is_forest_dir(path: Path | str) -> bool:
     return os.path.isfile(os.path.join(path, "_meta", "schema.md")) and os.path.isfile(
         os.path.join(path, "_index.md")
     )
+
+
+def is_hidden_name(name: str) -> bool:
+    """A dot-name (``.obsidian``, ``.env``): set aside and recorded in ``skipped``."""
+    return name.startswith(".")
 
 
 def is_noise_name(name: str, *, is_dir: bool) -> bool:
@@ -182,7 +197,8 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
             if not prefix:
                 raise WalkError(f"source {source} cannot be read ({exc.strerror or exc})",
                                 "check the folder's permissions") from None
-            result.skipped.append((prefix.rstrip("/"), f"unreadable directory ({exc.strerror or exc})"))
+            result.errors.append((prefix.rstrip("/"), f"unreadable folder, its files were not adopted "
+                                                      f"({exc.strerror or exc}): check its permissions"))
             continue
         if prefix:
             result.dirs.append(prefix.rstrip("/"))
@@ -193,7 +209,7 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError as exc:
-                result.skipped.append((rel, f"cannot be read ({exc.strerror or exc})"))
+                result.errors.append((rel, f"cannot be read ({exc.strerror or exc})"))
                 continue
             if is_noise_name(entry.name, is_dir=is_dir):
                 continue
@@ -202,8 +218,13 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
             if not _is_utf8_name(entry.name):
                 # Undecodable bytes survive as surrogates and would break every YAML
                 # and git write later; say so now, naming the fix.
-                result.skipped.append((rel.encode("utf-8", "backslashreplace").decode("utf-8"),
-                                       "name is not valid UTF-8: rename it"))
+                result.errors.append((rel.encode("utf-8", "backslashreplace").decode("utf-8"),
+                                      "name is not valid UTF-8: rename it"))
+                continue
+            if is_hidden_name(entry.name):
+                what = "folder" if is_dir else "file"
+                result.skipped.append((rel, f"hidden {what} (name starts with '.'): not adopted; "
+                                            "rename it to adopt it"))
                 continue
             if is_link:
                 _visit_link(entry, rel, source_real, ignore_regex, result)
@@ -231,11 +252,11 @@ def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult) -> None:
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:  # deleted between listing and stat
-        result.skipped.append((rel, f"vanished during the walk ({exc.strerror or exc})"))
+        result.errors.append((rel, f"vanished during the walk ({exc.strerror or exc}): run sync again"))
         return
     if not stat.S_ISREG(info.st_mode):
         # A FIFO would block the converter forever; devices and sockets are not documents.
-        result.skipped.append((rel, "not a regular file (fifo, socket or device)"))
+        result.unsupported.append((rel, "not a regular file (fifo, socket or device)"))
         return
     result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=info.st_mtime))
 
@@ -248,20 +269,20 @@ def _visit_link(
         info = os.stat(entry.path)  # follows the link; ELOOP / ENOENT land below
     except OSError as exc:
         reason = "symlink loop" if exc.errno == errno.ELOOP else "dangling link"
-        result.skipped.append((rel, f"{reason}: not followed"))
+        result.errors.append((rel, f"{reason}: not followed; fix or remove the link"))
         return
     if stat.S_ISDIR(info.st_mode):
-        result.skipped.append((rel, "link to a directory: not followed"))
+        result.unsupported.append((rel, "link to a directory: not followed; adopt the folder it points to"))
         return
     if not _inside(target_real, source_real):
-        result.skipped.append((rel, "link pointing outside the source: not followed"))
+        result.unsupported.append((rel, "link pointing outside the source: not followed"))
         return
     if not stat.S_ISREG(info.st_mode):
-        result.skipped.append((rel, "link to something that is not a regular file: not followed"))
+        result.unsupported.append((rel, "link to something that is not a regular file: not followed"))
         return
     if _is_skipped_target(target_real, source_real, ignore_regex):
         # A link must not smuggle in what the walk prunes (.git/config, a nested forest).
-        result.skipped.append((rel, "link to a skipped or ignored path: not followed"))
+        result.unsupported.append((rel, "link to a skipped or ignored path: not followed"))
         return
     result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=info.st_mtime))
 
@@ -270,6 +291,8 @@ def _is_skipped_target(target_real: str, source_real: str, ignore_regex: re.Patt
     target_rel = os.path.relpath(target_real, source_real).replace(os.sep, "/")
     parts = target_rel.split("/")
     if any(is_noise_name(part, is_dir=True) for part in parts[:-1]) or is_noise_name(parts[-1], is_dir=False):
+        return True
+    if any(is_hidden_name(part) for part in parts):
         return True
     if is_ignored(target_rel, ignore_regex):
         return True

@@ -31,6 +31,14 @@ def skipped_reasons(result) -> dict[str, str]:
     return dict(result.skipped)
 
 
+def error_reasons(result) -> dict[str, str]:
+    return dict(result.errors)
+
+
+def unsupported_reasons(result) -> dict[str, str]:
+    return dict(result.unsupported)
+
+
 @pytest.mark.parametrize(
     "junk",
     [
@@ -139,7 +147,7 @@ def test_directory_symlink_is_not_followed_and_reported(tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
     result = walk_source(tmp_path)
     assert rels(result) == ["real/a.md"]
-    assert "directory" in skipped_reasons(result)["alias"]
+    assert "directory" in unsupported_reasons(result)["alias"]
 
 
 def test_symlink_loop_does_not_hang_and_is_reported(tmp_path: Path) -> None:
@@ -149,8 +157,9 @@ def test_symlink_loop_does_not_hang_and_is_reported(tmp_path: Path) -> None:
     (tmp_path / "sub" / "up").symlink_to(tmp_path, target_is_directory=True)
     result = walk_source(tmp_path)
     assert rels(result) == ["a.md"]
-    assert "loop" in skipped_reasons(result)["loop"]
-    assert "sub/up" in skipped_reasons(result)
+    assert "loop" in error_reasons(result)["loop"]
+    assert "directory" in unsupported_reasons(result)["sub/up"]
+    assert result.skipped == []
 
 
 def test_dangling_link_is_reported(tmp_path: Path) -> None:
@@ -158,7 +167,7 @@ def test_dangling_link_is_reported(tmp_path: Path) -> None:
     (tmp_path / "gone.md").symlink_to(tmp_path / "deleted.md")
     result = walk_source(tmp_path)
     assert rels(result) == ["a.md"]
-    assert "dangling" in skipped_reasons(result)["gone.md"]
+    assert "dangling" in error_reasons(result)["gone.md"]
 
 
 def test_file_link_outside_the_source_is_not_followed(tmp_path: Path) -> None:
@@ -167,7 +176,7 @@ def test_file_link_outside_the_source_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "src" / "secret.txt").symlink_to(secret)
     result = walk_source(tmp_path / "src")
     assert rels(result) == ["a.md"]
-    assert "outside the source" in skipped_reasons(result)["secret.txt"]
+    assert "outside the source" in unsupported_reasons(result)["secret.txt"]
 
 
 def test_file_link_inside_the_source_is_followed(tmp_path: Path) -> None:
@@ -186,7 +195,7 @@ def test_file_link_into_a_pruned_path_is_not_followed(tmp_path: Path, target: st
     (tmp_path / "shortcut.md").symlink_to(tmp_path / target)
     result = walk_source(tmp_path, ignore=["drafts"])
     assert "shortcut.md" not in rels(result)
-    assert "skipped or ignored" in skipped_reasons(result)["shortcut.md"]
+    assert "skipped or ignored" in unsupported_reasons(result)["shortcut.md"]
 
 
 def test_fifo_is_reported_not_read(tmp_path: Path) -> None:
@@ -194,7 +203,7 @@ def test_fifo_is_reported_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.md")
     result = walk_source(tmp_path)  # reading a FIFO would block forever
     assert rels(result) == ["a.md"]
-    assert "not a regular file" in skipped_reasons(result)["pipe.md"]
+    assert "not a regular file" in unsupported_reasons(result)["pipe.md"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every directory")
@@ -207,7 +216,7 @@ def test_unreadable_directory_is_reported_and_walk_continues(tmp_path: Path) -> 
     finally:
         (tmp_path / "locked").chmod(0o755)
     assert rels(result) == ["open/b.md"]
-    assert "unreadable" in skipped_reasons(result)["locked"]
+    assert "unreadable" in error_reasons(result)["locked"]
 
 
 def test_unicode_names_keep_their_on_disk_form_and_sort_as_nfc(tmp_path: Path) -> None:
@@ -235,7 +244,7 @@ def test_name_that_is_not_utf8_is_reported(tmp_path: Path) -> None:
         handle.write(b"x")
     result = walk_source(tmp_path)
     assert rels(result) == ["ok.md"]
-    assert any("not valid UTF-8" in reason for _, reason in result.skipped)
+    assert any("not valid UTF-8" in reason for _, reason in result.errors)
 
 
 @pytest.mark.parametrize(
@@ -323,3 +332,22 @@ def test_fixture_pdf_tool_converts_the_contract(tmp_path: Path) -> None:
     failed = subprocess.run([sys.executable, str(tool), str(FIXTURES / "export/finance/broken.xlsx"), str(output)],
                             capture_output=True, text=True)
     assert failed.returncode == 1 and "not a PDF" in failed.stderr
+
+
+@pytest.mark.parametrize("hidden", [".hidden.md", ".obsidian/workspace.json", "notes/.trash/old.md", ".env"])
+def test_hidden_entries_are_set_aside_and_recorded(tmp_path: Path, hidden: str) -> None:
+    make(tmp_path, "a.md")
+    make(tmp_path, hidden)
+    result = walk_source(tmp_path)
+    assert [r for r in rels(result) if r != "a.md" and not r.startswith("notes/")] == []
+    top = hidden.split("/")[0] if not hidden.startswith("notes/") else "notes/.trash"
+    assert "hidden" in skipped_reasons(result)[top]
+    assert result.errors == [] and result.unsupported == []
+
+
+def test_a_file_link_to_a_hidden_file_is_not_followed(tmp_path: Path) -> None:
+    make(tmp_path, ".private/keys.md", b"secret")
+    (tmp_path / "keys.md").symlink_to(tmp_path / ".private" / "keys.md")
+    result = walk_source(tmp_path)
+    assert rels(result) == []
+    assert "skipped or ignored" in unsupported_reasons(result)["keys.md"]
