@@ -26,17 +26,27 @@ MAX_AUTHOR_CHARS = 200
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
-def title_of(conv: Conversion, rel: str) -> str:
-    """The source's own frontmatter title, else the converter's, else the file name."""
-    stem = rel.rsplit("/", 1)[-1]
-    stem = stem.rsplit(".", 1)[0] if "." in stem[1:] else stem
+def title_of(conv: Conversion, rel: str, *, name_title: bool = False) -> str:
+    """The source's own frontmatter title, else the converter's, else the file name.
+
+    ``name_title``: the file shares its name with another one (``test.docx``,
+    ``test.jpg``): a title that is only the file's name (its stem, or the readable
+    form media converters make of it) becomes the whole name, ``test.docx``.
+    """
+    name = rel.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
     own = dict(conv.frontmatter or {})
-    return clean_title(own.get("title")) or clean_title(conv.title) or stem
+    title = clean_title(own.get("title")) or clean_title(conv.title) or stem
+    if name_title:
+        from .media import media_title
+        if title in (stem, clean_title(media_title(name))):
+            return clean_title(name) or title
+    return title
 
 
-def title_and_summary(conv: Conversion, rel: str) -> tuple[str, str]:
+def title_and_summary(conv: Conversion, rel: str, *, name_title: bool = False) -> tuple[str, str]:
     from .derive import derive_summary
-    title = title_of(conv, rel)
+    title = title_of(conv, rel, name_title=name_title)
     return title, derive_summary(conv.markdown or "", title=title, kind_hint=conv.node_type or "note")
 
 
@@ -45,7 +55,7 @@ def file_uri(path: Path) -> str:
 
 
 def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, source: Path,
-               new_tmp_db: Callable[[], Path]) -> tuple[dict[str, Any], str]:
+               new_tmp_db: Callable[[], Path], *, name_title: bool = False) -> tuple[dict[str, Any], str]:
     """A node's passport fields and body from a file's conversion: title, type,
     derived summary, payload, the source's own tags and aliases, provenance."""
     from .derive import (
@@ -56,12 +66,12 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
     )
     from .media import media_asset_name, media_line, render_media_body
     own = dict(conv.frontmatter or {})
-    title = title_of(conv, f.rel)
+    title = title_of(conv, f.rel, name_title=name_title)
     fields: dict[str, Any] = {"id": node_id, "title": title}
     body = conv.markdown or ""
     if conv.kind == "markdown":
         fields["type"] = conv.node_type or "note"
-        title, summary = prep.derived or title_and_summary(conv, f.rel)
+        title, summary = prep.derived or title_and_summary(conv, f.rel, name_title=name_title)
         # the sections the source produced: on sync, any other section is a person's and stays
         produced = outline(body)
         if produced:

@@ -7,12 +7,19 @@ A segment slug holds only ``[a-z0-9-]``; ids join segments with ``/``, and the o
 with ``_`` (``_notes.md`` becomes ``notes``), a source file can never take a name
 the forest reserves (``_index``, ``_meta/...``, ``_derived``, ``_assets``).
 
-Collisions (``Report.md`` and ``report.txt``, ``Q1 2023/`` and ``q1-2023/``, a name in
-NFC and the same name in NFD) are settled by one rule that does not depend on the
-order paths are given in: among the paths that slug alike, the one whose relative
-path sorts first (plain ``str`` sort) gets the plain slug, and every other one gets
-``-`` plus the first 6 hex digits of ``sha1(rel path, utf-8)``. Ids recorded by an
-earlier adopt (``taken``) are never changed and never reused.
+Collisions are settled by rules that do not depend on the order paths are given in:
+
+- Files that share a name but not an extension (``test.docx``, ``test.jpg``,
+  ``test.json``) each take their extension as a suffix (``test-docx``, ``test-jpg``,
+  ``test-json``), so a person can tell them apart by id; so does a file whose plain
+  slug an earlier adopt already gave to another file (``test.pdf`` added later
+  becomes ``test-pdf``). Their titles name the file too (``pipeline``).
+- Any remaining tie (``Report.md`` and ``report.md``, ``Q1 2023/`` and ``q1-2023/``, a
+  name in NFC and the same name in NFD): among the paths that want the same id, the
+  one whose relative path sorts first (plain ``str`` sort) gets it, and every other
+  one gets ``-`` plus the first 6 hex digits of ``sha1(rel path, utf-8)``.
+
+Ids recorded by an earlier adopt (``taken``) are never changed and never reused.
 """
 from __future__ import annotations
 
@@ -112,6 +119,32 @@ def _branch_prefix(branch_id: str) -> str:
     return branch_id[: -len(INDEX)].rstrip("/")
 
 
+def extension_slug(name: str) -> str:
+    """``test.DOCX`` -> ``docx``; ``""`` for a name without an extension (``.env``, ``README``)."""
+    if split_extension(name) == name:
+        return ""
+    return _NON_SLUG.sub("", name.rpartition(".")[2].lower())[:10]
+
+
+def _with_extensions(candidates: Mapping[str, str], used: set[str],
+                     adopted: Mapping[str, set[str]]) -> dict[str, str]:
+    """Each file's preferred id: its extension appended when files that share its
+    name (new ones, or ``adopted`` ones: natural id -> their extensions) differ in
+    extension, or when its plain id is already taken."""
+    groups: dict[str, list[str]] = {}
+    for rel, candidate in candidates.items():
+        groups.setdefault(candidate, []).append(rel)
+    preferred = dict(candidates)
+    for candidate, rels in groups.items():
+        extensions = {extension_slug(rel.rpartition("/")[2]) for rel in rels} | adopted.get(candidate, set())
+        if len(extensions) > 1 or candidate in used:
+            for rel in rels:
+                ext = extension_slug(rel.rpartition("/")[2])
+                if ext:
+                    preferred[rel] = f"{candidate}-{ext}"
+    return preferred
+
+
 def _settle(candidates: Mapping[str, str], used: set[str], suffixed: Callable[[str, str, int], str]) -> dict[str, str]:
     """Give each rel its candidate id or a suffixed one; see the module docstring.
 
@@ -207,16 +240,24 @@ def assign_ids(
     used = set(taken.values())
     candidates: dict[str, str] = {}
     assigned: dict[str, str] = {}
-    for rel in rels:
-        if rel in taken:
-            assigned[rel] = taken[rel]
-            continue
+
+    def natural(rel: str) -> str:
+        nonlocal dir_ids
         parent = _parent(rel)
         if parent and parent not in dir_ids:
             # A directory the caller did not list: derive it the natural way.
             dir_ids = {**dir_ids, **assign_dir_ids([parent], {k: v for k, v in dir_ids.items()})}
         prefix = _branch_prefix(dir_ids[parent]) if parent else ""
         slug = slugify(rel.rpartition("/")[2], is_file=True)
-        candidates[rel] = f"{prefix}/{slug}" if prefix else slug
-    assigned.update(_settle(candidates, used, _suffix_file_id))
+        return f"{prefix}/{slug}" if prefix else slug
+
+    for rel in rels:
+        if rel in taken:
+            assigned[rel] = taken[rel]
+        else:
+            candidates[rel] = natural(rel)
+    adopted: dict[str, set[str]] = {}
+    for rel in taken:
+        adopted.setdefault(natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
+    assigned.update(_settle(_with_extensions(candidates, used, adopted), used, _suffix_file_id))
     return assigned

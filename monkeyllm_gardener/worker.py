@@ -33,7 +33,7 @@ class Prepared:
 
 
 def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
-                 tmp_dir: str | None = None) -> Prepared:
+                 tmp_dir: str | None = None, *, name_title: bool = False) -> Prepared:
     """Hash and convert one file, and load a dataset's rows into a new SQLite file
     under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
     runs in a worker process and the main process only moves the file in place."""
@@ -70,7 +70,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
     if conv is not None and conv.kind == "markdown":
         # deriving a summary reads the whole text: do it here, on the pool
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        derived=title_and_summary(conv, rel))
+                        derived=title_and_summary(conv, rel, name_title=name_title))
     if conv is not None and conv.payload_type == "sqlite":
         # count the rows here, in the worker: a big database's COUNT(*) is a scan
         from monkeyllm_core.sample_map import describe_tables

@@ -85,14 +85,37 @@ def test_reserved_names_cannot_be_taken_by_a_file() -> None:
         assert not any(segment.startswith("_") for segment in node_id.split("/")), node_id
 
 
-def test_colliding_files_get_plain_slug_for_first_rel_and_sha_suffix_for_others() -> None:
-    rels = ["report.txt", "Report.md", "REPORT.markdown", "notes/a.md"]
+def test_colliding_files_with_the_same_extension_get_plain_slug_for_first_rel_and_sha_suffix_for_others() -> None:
+    rels = ["report.md", "Report.md", "REPORT.md", "notes/a.md"]
     ids = assign_ids(rels)
-    # "REPORT.markdown" < "Report.md" < "report.txt" in plain str order
-    assert ids["REPORT.markdown"] == "report"
+    # "REPORT.md" < "Report.md" < "report.md" in plain str order
+    assert ids["REPORT.md"] == "report"
     assert ids["Report.md"] == f"report-{sha6('Report.md')}"
-    assert ids["report.txt"] == f"report-{sha6('report.txt')}"
+    assert ids["report.md"] == f"report-{sha6('report.md')}"
     assert ids["notes/a.md"] == "notes/a"
+
+
+def test_files_that_share_a_name_but_not_an_extension_are_told_apart_by_it() -> None:
+    ids = assign_ids(["test.docx", "test.jpg", "test.JSON", "other/test.md", "Test.docx"])
+    assert ids["test.jpg"] == "test-jpg" and ids["test.JSON"] == "test-json"
+    # two .docx twins: the first in str order keeps the extension id, the other a hash on top
+    assert ids["Test.docx"] == "test-docx"
+    assert ids["test.docx"] == f"test-docx-{sha6('test.docx')}"
+    assert ids["other/test.md"] == "other/test"  # another folder: no collision
+
+
+def test_a_file_added_beside_adopted_namesakes_takes_its_extension() -> None:
+    taken = {"test.docx": "test-docx", "test.jpg": "test-jpg"}
+    ids = assign_ids(["test.docx", "test.jpg", "test.txt", "other.txt"], taken)
+    assert ids["test.txt"] == "test-txt" and ids["other.txt"] == "other"
+
+
+def test_a_file_whose_plain_id_was_taken_earlier_takes_its_extension() -> None:
+    ids = assign_ids(["test.docx", "test.pdf"], {"test.docx": "test"})
+    assert ids == {"test.docx": "test", "test.pdf": "test-pdf"}
+    # and the extension id taken too: a hash, as before
+    ids = assign_ids(["test.pdf"], {"test.docx": "test", "old.pdf": "test-pdf"})
+    assert ids["test.pdf"] == f"test-pdf-{sha6('test.pdf')}"
 
 
 def test_collisions_are_settled_the_same_whatever_the_order() -> None:
@@ -131,8 +154,8 @@ def test_taken_ids_are_kept_and_never_reused() -> None:
     taken = {"Report.md": "report", "b.md": "legacy/b-old"}
     ids = assign_ids(["report.txt", "b.md", "legacy/b-old.md"], taken)
     assert ids["b.md"] == "legacy/b-old"
-    assert ids["report.txt"] == f"report-{sha6('report.txt')}"
-    assert ids["legacy/b-old.md"] == f"legacy/b-old-{sha6('legacy/b-old.md')}"
+    assert ids["report.txt"] == "report-txt"
+    assert ids["legacy/b-old.md"] == "legacy/b-old-md"
 
 
 def test_colliding_directories_get_suffixed_and_files_follow_their_directory() -> None:
