@@ -7,11 +7,12 @@ re-raises for debugging).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from monkeyllm_core import Vine, VineError, init_forest, is_forest
 
@@ -77,13 +78,40 @@ def _progress(args: argparse.Namespace, verb: str) -> tuple[Callable[[str, int, 
 
 
 def _run_pipeline(args: argparse.Namespace, verb: str) -> int:
-    from .pipeline import Gardener
     forest = _forest(args)
-    jobs = args.jobs
-    if jobs is not None and jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "Use --jobs 1 for a serial run.")
     curator = _curator(args, forest)
     tick, stop = _progress(args, verb)
+    with _stdout_kept_for(args.json):
+        report = _run_verb(args, verb, forest, curator, tick, stop)
+    _print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+@contextlib.contextmanager
+def _stdout_kept_for(json_report: bool) -> Iterator[None]:
+    """With ``--json``, stdout must hold the JSON document alone: while the verb runs,
+    file descriptor 1 points at stderr, so whatever else writes to it (a library's
+    print, a worker process, a git child) lands there instead."""
+    if not json_report:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _run_verb(args: argparse.Namespace, verb: str, forest: Path, curator: Any,
+              tick: Callable[[str, int, int], None] | None, stop: Callable[[], None]) -> Any:
+    from .pipeline import Gardener
+    jobs = args.jobs
     try:
         gardener = Gardener(forest, progress=tick)
         if verb == "adopt":
@@ -98,8 +126,7 @@ def _run_pipeline(args: argparse.Namespace, verb: str) -> int:
         stop()
         if curator is not None:
             curator.close()
-    _print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
-    return EXIT_FAILED if report.failed else EXIT_OK
+    return report
 
 
 def cmd_adopt(args: argparse.Namespace) -> int:

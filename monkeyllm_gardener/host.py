@@ -33,6 +33,7 @@ registration order.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import functools
 import importlib
@@ -50,6 +51,7 @@ import pluggy
 
 from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
+from monkeyllm_gardener.chatter import captured_chatter
 from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateError
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.derive import is_valid_summary
@@ -602,12 +604,16 @@ class PluginHost:
         failures: list[str] = []
         for record in claimants:
             try:
-                conversion = record.converter.convert(source)
+                with captured_chatter() as chatter:
+                    conversion = record.converter.convert(source)
                 if not isinstance(conversion, Conversion):
                     raise ConversionError(f"returned {type(conversion).__name__}, not a Conversion")
             except _PLUGIN_FAILURES as exc:
                 failures.append(f"{record.name} failed on {source.name}: {one_line(exc)}")
                 continue
+            if chatter:
+                said = tuple(f"{source.name}: {record.name} reported: {line}" for line in chatter)
+                conversion = dataclasses.replace(conversion, warnings=(*conversion.warnings, *said))
             return ConvertResult(conversion=conversion, converter=record.name, fallbacks=failures)
         return ConvertResult(fallbacks=failures[:-1], error=failures[-1])
 
