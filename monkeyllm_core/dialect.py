@@ -34,6 +34,28 @@ DEFAULT_RELS = (
     ("supersedes", "superseded-by", "The source replaces the target."),
 )
 
+# How dataset payloads are filled, stated once for the whole forest so that each
+# dataset's ``## Query manual`` carries only what is true of that dataset. Written by
+# ``vine init``; the Gardener adds it to an older forest's dialect before its first
+# dataset plant there (``CONVENTIONS_HEADER`` is how it is found).
+CONVENTIONS_HEADER = "Dataset conventions"
+DATASET_CONVENTIONS = """\
+How the tables of `dataset` payloads were filled. A dataset's `## Query manual`
+states only what differs from this for that dataset.
+
+- A column is INTEGER or REAL only when every value in it is a number stored without
+  loss. Otherwise the column is TEXT and every value is exactly as written: codes with
+  leading zeros (`00501`), integers beyond 64 bits, `+5`, ` 5`, `-0`, `1e400`, decimals
+  with more digits than a double keeps, `1,000`, `N/A`.
+- A REAL column whose text was normalised when read (`1.50` stored as 1.5) is named in
+  its dataset's manual as read as decimal.
+- NULL means no value: an empty or whitespace-only cell, a JSON `null` or missing key,
+  the missing cells of a short row. Placeholders such as `N/A`, `-` or `null` are text.
+- Booleans are 1/0 in INTEGER columns and `true`/`false` in TEXT ones; a nested JSON
+  value is TEXT holding its JSON; spreadsheet dates and times are ISO 8601 text.
+- Quote a table or column name with double quotes whenever the manual does.
+"""
+
 _TOKEN = re.compile(r"`([^`]+)`")
 
 
@@ -98,4 +120,5 @@ def default_schema_body() -> str:
     lines += [f"| `{name}` | {desc} | {verb} |" for name, desc, verb in DEFAULT_TYPES]
     lines += ["", "## Edge types (rel)", "", "| rel | inverse | meaning |", "| --- | --- | --- |"]
     lines += [f"| `{rel}` | {f'`{inv}`' if inv else '—'} | {desc} |" for rel, inv, desc in DEFAULT_RELS]
+    lines += ["", f"## {CONVENTIONS_HEADER}", "", DATASET_CONVENTIONS.rstrip("\n")]
     return "\n".join(lines) + "\n"

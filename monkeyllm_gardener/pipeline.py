@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from monkeyllm_core import Vine, VineError
+from monkeyllm_core.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
+from monkeyllm_core.gitstore import GitError
+from monkeyllm_core.sections import outline
 from monkeyllm_core.rules import check_new_id, check_summary, parent_of
 
 from .config import GardenerConfig
+from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
 from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
 from .nodes import (
     build_node,
@@ -36,6 +40,7 @@ from .walk import SourceFile, walk_source
 from .worker import Prepared, prepare_file
 
 CURATE_BATCH = 32
+SCHEMA_ID = "_meta/schema"
 TMP_DIR = "_derived/tmp"
 
 
@@ -45,6 +50,18 @@ class _Task:
     node_id: str
     existing: dict[str, Any] | None
     known_hash: str | None
+    name_title: bool = False  # shares its name with another file: the title names the file
+
+
+@dataclass
+class _Branches:
+    """The branches a reconcile may plant, planted only when a file first needs
+    one: a folder whose files are all unsupported, ignored or failed gets none."""
+
+    source: Path
+    dest: str
+    dir_ids: Mapping[str, str]  # source folder rel -> branch id (dest applied)
+    planned: set[str] = field(default_factory=set)  # dry run: branch ids already in the plan
 
 
 @dataclass
@@ -70,6 +87,9 @@ class Gardener:
         )
         self.host = host_from_spec(self.spec)
         self.progress = progress
+        self._conventions_checked = False
+        self.failures = FailureMemory(self.forest, converters_fingerprint(self.host.converters,
+                                                                          self.spec.command_converters))
 
     # -- verbs ------------------------------------------------------------------
     def adopt(self, source: Path, *, dest: str = "", curator: Any = None, dry_run: bool = False,
@@ -148,9 +168,11 @@ class Gardener:
         walk = walk_source(source, forest=self.forest, ignore=self.config.ignore)
         if on_walked is not None:
             on_walked()
-        report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped]
         scope = (only_path or "").strip("/")
         in_scope = (lambda rel: not scope or rel == scope or rel.startswith(scope + "/"))
+        report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped if in_scope(rel)]
+        report.errors += [f"{rel}: {reason}" for rel, reason in walk.errors if in_scope(rel)]
+        report.unsupported += [f"{rel}: {reason}" for rel, reason in walk.unsupported if in_scope(rel)]
         files = [f for f in walk.files if in_scope(f.rel)]
 
         prefix = file_uri(source) + "/"
@@ -166,9 +188,7 @@ class Gardener:
         file_ids = assign_ids([f.rel for f in walk.files], {r: unprefix(i) for r, i in taken_files.items()},
                               dir_ids=dir_ids)
         add_dest = (lambda node_id: f"{dest}/{node_id}" if dest else node_id)
-
-        self._plant_branches(vine, source, dest, walk.dirs, {d: add_dest(i) for d, i in dir_ids.items()},
-                             report, dry_run=dry_run, in_scope=in_scope, scope=scope)
+        branches = _Branches(source, dest, {d: add_dest(i) for d, i in dir_ids.items()})
 
         tasks: list[_Task] = []
         for f in files:
@@ -184,7 +204,12 @@ class Gardener:
                 if dry_run:
                     report.plan.append(f"unsupported {f.rel}: {unsupported}")
                 continue
-            tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None))
+            failed = self.failures.recall(file_uri(source / f.rel), f.size, f.mtime)
+            if failed is not None:
+                getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
+                continue
+            tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
+                               name_title=_shares_its_name(node_id, f.rel)))
 
         walked = {f.rel for f in walk.files}
         for rel, row in sorted(by_rel.items()):
@@ -203,19 +228,24 @@ class Gardener:
 
         if dry_run:
             for task in tasks:
+                if task.existing is None:
+                    self._ensure_branches(vine, branches, task.file.rel, report, dry_run=True)
                 verb = "refresh" if task.existing else "plant"
                 report.plan.append(f"{verb} {task.node_id} <- {task.file.rel}")
             return
         batch: list[_Ready] = []
-        for ready in self._prepared(tasks, jobs):
-            if not self._classify(vine, ready, source, report):
-                continue
-            batch.append(ready)
-            if curator is None or len(batch) >= CURATE_BATCH:
-                self._plant_batch(vine, batch, report, curator)
-                batch = []
-        if batch:
-            self._plant_batch(vine, batch, report, curator)
+        try:
+            for ready in self._prepared(tasks, jobs):
+                if not self._classify(vine, ready, source, report):
+                    continue
+                batch.append(ready)
+                if curator is None or len(batch) >= CURATE_BATCH:
+                    self._plant_batch(vine, batch, report, curator, branches)
+                    batch = []
+            if batch:
+                self._plant_batch(vine, batch, report, curator, branches)
+        finally:
+            self.failures.save()
 
     def _unsupported(self, f: SourceFile) -> str | None:
         """Why no converter can take this file, or None when one can."""
@@ -224,33 +254,29 @@ class Gardener:
             return None
         return self.host._unsupported_reason(candidates)
 
-    def _plant_branches(self, vine: Vine, source: Path, dest: str, dirs: Sequence[str],
-                        dir_ids: Mapping[str, str], report: Report, *, dry_run: bool,
-                        in_scope: Callable[[str], bool], scope: str = "") -> None:
+    def _ensure_branches(self, vine: Vine, branches: _Branches, rel: str, report: Report, *,
+                         dry_run: bool = False) -> None:
+        """Plant the branches above the file ``rel`` that do not exist yet, outermost
+        first: the ``--dest`` chain, then each source folder on the way down."""
         from .derive import cut_at_word
-
-        def in_scope_parent(rel: str) -> bool:
-            return bool(scope) and scope.startswith(rel + "/")
-
-        chain = []
-        parts = dest.split("/") if dest else []
-        for i in range(len(parts)):
-            chain.append(("/".join(parts[:i + 1]) + "/_index", None))
-        # with --path, the folders above the scope are needed too (as parents)
-        chain += [(dir_ids[d], d) for d in dirs if in_scope(d) or in_scope_parent(d)]
-        for branch_id, rel in chain:
-            if vine.exists(branch_id):
+        parts = branches.dest.split("/") if branches.dest else []
+        chain: list[tuple[str, str | None]] = [("/".join(parts[:i + 1]) + "/_index", None) for i in range(len(parts))]
+        folders = rel.split("/")[:-1]
+        chain += [(branches.dir_ids["/".join(folders[:i + 1])], "/".join(folders[:i + 1])) for i in range(len(folders))]
+        for branch_id, folder in chain:
+            if branch_id in branches.planned or vine.exists(branch_id):
                 continue
-            name = rel.rsplit("/", 1)[-1] if rel else branch_id.rsplit("/", 2)[-2]
+            name = folder.rsplit("/", 1)[-1] if folder is not None else branch_id.rsplit("/", 2)[-2]
             if dry_run:
+                branches.planned.add(branch_id)
                 report.plan.append(f"plant branch {branch_id}")
                 continue
-            summary = cut_at_word(f"Documents adopted from source folder '{name}'." if rel is not None
+            summary = cut_at_word(f"Documents adopted from source folder '{name}'." if folder is not None
                                   else f"Branch holding the sources adopted under '{name}'.")
             fields: dict[str, Any] = {"id": branch_id, "type": "branch", "title": name, "summary": summary,
                                       "source": "ingest"}
-            if rel is not None:
-                fields.update(origin=file_uri(source / rel), source_path=rel)
+            if folder is not None:
+                fields.update(origin=file_uri(branches.source / folder), source_path=folder)
             vine.plant(fields)
             report.branches.append(branch_id)
 
@@ -266,7 +292,7 @@ class Gardener:
             for i, task in enumerate(tasks):
                 self._tick(i, total)
                 yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
-                                                tmp_dir))
+                                                tmp_dir, name_title=task.name_title))
             return
         import multiprocessing
         ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
@@ -278,7 +304,7 @@ class Gardener:
                 while nxt < total and nxt < i + window:
                     t = tasks[nxt]
                     futures.append(pool.submit(prepare_file, self.spec, str(t.file.path), t.file.rel, t.known_hash,
-                                               tmp_dir))
+                                               tmp_dir, name_title=t.name_title))
                     nxt += 1
                 self._tick(i, total)
                 try:
@@ -309,19 +335,30 @@ class Gardener:
         result = prep.result
         assert result is not None
         name = task.file.path.name
-        for line in result.fallbacks:
-            report.warnings.append(f"{rel}: {tidy(line, name)}")
+        origin = file_uri(source / rel)
         if result.unsupported:
             report.unsupported.append(f"{rel}: {result.unsupported}")
+            self.failures.remember(origin, task.file.size, task.file.mtime,
+                                   Failure(list_name="unsupported", line=result.unsupported))
             return False
+        # a converter that failed before another one converted the file is an error
+        # too, naming who failed on what (ingestion.md); the file itself plants
+        fell_back = [tidy(line, name) for line in result.fallbacks]
         if result.error or result.conversion is None:
-            report.errors.append(f"{rel}: {tidy(str(result.error), name)}")
+            line = "; ".join([*fell_back, tidy(str(result.error), name)])
+            report.errors.append(f"{rel}: {line}")
+            self.failures.remember(origin, task.file.size, task.file.mtime, Failure(list_name="errors", line=line))
             return False
+        self.failures.forget(origin)
+        for line in fell_back:
+            report.errors.append(f"{rel}: {line}; converted by {result.converter} instead")
+            report.recovered += 1
         report.warnings += [f"{rel}: {tidy(w, name)}" for w in result.conversion.warnings]
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
         try:
             ready.fields, ready.body_text = build_node(task.node_id, task.file, prep, result.conversion, source,
-                                                       lambda: self._tmp_path(vine, ".db"))
+                                                       lambda: self._tmp_path(vine, ".db"),
+                                                       name_title=task.name_title)
         except Exception as exc:
             report.errors.append(f"{rel}: {one_line(exc)}")
             if prep.dataset_db:
@@ -339,12 +376,13 @@ class Gardener:
         return Path(name)
 
     # -- curate + plant ---------------------------------------------------------------
-    def _plant_batch(self, vine: Vine, batch: list[_Ready], report: Report, curator: Any) -> None:
+    def _plant_batch(self, vine: Vine, batch: list[_Ready], report: Report, curator: Any,
+                     branches: _Branches) -> None:
         outcomes: dict[str, Any] = {}
         if curator is not None:
             outcomes = self._curate(vine, batch, curator, report)
         for ready in batch:
-            self._plant_one(vine, ready, report, outcomes.get(ready.task.node_id))
+            self._plant_one(vine, ready, report, outcomes.get(ready.task.node_id), branches)
 
     def _curate(self, vine: Vine, batch: list[_Ready], curator: Any, report: Report) -> dict[str, Any]:
         from .curator import Candidate, CurationRequest
@@ -368,7 +406,7 @@ class Gardener:
             report.warnings += [f"{outcome.node_id}: {p}" for p in outcome.problems]
         return outcomes
 
-    def _plant_one(self, vine: Vine, ready: _Ready, report: Report, outcome: Any) -> None:
+    def _plant_one(self, vine: Vine, ready: _Ready, report: Report, outcome: Any, branches: _Branches) -> None:
         task = ready.task
         fields = dict(ready.fields)
         body = ready.body_text
@@ -386,18 +424,34 @@ class Gardener:
         if not fields.get("tags"):
             fields.pop("tags", None)
         try:
+            if fields.get("type") == "dataset":
+                self._ensure_dataset_conventions(vine)
             if task.existing is None:
+                self._ensure_branches(vine, branches, task.file.rel, report)
                 vine.plant({**fields, "body": body})
                 report.planted.append(task.node_id)
             else:
                 self._refresh(vine, task, fields, body)
                 report.updated.append(task.node_id)
+        except GitError:
+            raise  # the repository cannot take any write: one line for the run, not one per file
         except Exception as exc:
             report.errors.append(f"{task.file.rel}: {one_line(exc)}")
         finally:
             source = fields.get("payload_source")
             if fields.get("payload_move") and source and Path(source).exists():
                 Path(source).unlink()
+
+    def _ensure_dataset_conventions(self, vine: Vine) -> None:
+        """A forest made before the dialect stated the dataset conventions gets them
+        (one graft of ``_meta/schema``) before its first dataset: its manuals no longer
+        repeat them."""
+        if self._conventions_checked:
+            return
+        self._conventions_checked = True
+        schema = vine.read(SCHEMA_ID)
+        if CONVENTIONS_HEADER not in outline(schema.body):
+            vine.graft(SCHEMA_ID, {"append_section": {"header": CONVENTIONS_HEADER, "body": DATASET_CONVENTIONS}})
 
     def _refresh(self, vine: Vine, task: _Task, fields: dict[str, Any], body: str) -> None:
         """A changed source: body and payload replaced together; curated fields kept."""
@@ -473,6 +527,17 @@ class Gardener:
 
 
 # -- helpers -----------------------------------------------------------------------------
+def _shares_its_name(node_id: str, rel: str) -> bool:
+    """True when the id was told apart from another file's by the extension
+    (``test.jpg`` -> ``test-jpg``, see ``slugs``): its title then names the file."""
+    from .slugs import extension_slug, slugify
+    name = rel.rpartition("/")[2]
+    ext = extension_slug(name)
+    told_apart = f"{slugify(name, is_file=True)}-{ext}"
+    last = node_id.rsplit("/", 1)[-1]
+    return bool(ext) and (last == told_apart or last.startswith(told_apart + "-"))
+
+
 def _payload_family(fm: Mapping[str, Any]) -> str:
     if fm.get("payload_type") == "sqlite" or fm.get("type") == "dataset":
         return "dataset"

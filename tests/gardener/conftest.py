@@ -246,7 +246,8 @@ RICH_EXPORT: dict[str, str] = {
     "misc/mystery.qqq": "unsupported",
     "misc/broken.json": "errors",
 }
-RICH_BRANCHES = {"notes/_index", "notes/archive/_index", "data/_index", "media/_index", "misc/_index"}
+# misc/ holds only an unsupported file and a failure: it gets no branch
+RICH_BRANCHES = {"notes/_index", "notes/archive/_index", "data/_index", "media/_index"}
 
 
 def make_rich_export(root: Path) -> Path:

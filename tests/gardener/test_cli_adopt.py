@@ -29,7 +29,7 @@ def test_adopt_text_report_lists_failures_and_exit_code(vine: Any, cli: Any, for
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert "planted (7):" in lines
-    assert "branches (5):" in lines
+    assert "branches (4):" in lines
     assert "unsupported (1):" in lines and any(l.startswith("  misc/mystery.qqq: ") for l in lines)
     assert "errors (1):" in lines and any(l.startswith("  misc/broken.json: ") for l in lines)
     vine.assert_consistent(forest)
@@ -184,3 +184,31 @@ def test_jobs_1_and_jobs_4_produce_identical_forests(vine: Any, cli: Any, tmp_pa
     assert markdown(serial) == markdown(parallel)
     vine.assert_consistent(serial)
     vine.assert_consistent(parallel)
+
+
+def test_the_dataset_conventions_are_stated_once_in_the_dialect(vine: Any, cli: Any, forest: Path,
+                                                                 rich_export: Path) -> None:
+    schema = (forest / "_meta/schema.md").read_text(encoding="utf-8")
+    assert schema.count("## Dataset conventions") == 1 and "NULL means no value" in schema
+    vine.adopt(rich_export, forest, expect=1)
+    assert (forest / "_meta/schema.md").read_text(encoding="utf-8") == schema  # already there: untouched
+    manual = cli.body(forest, "data/invoices")
+    assert "NULL means no value" not in manual and "whitespace-only" not in manual
+
+
+def test_an_older_forest_gets_the_conventions_before_its_first_dataset(vine: Any, cli: Any, forest: Path,
+                                                                        rich_export: Path) -> None:
+    import subprocess
+    schema_path = forest / "_meta/schema.md"
+    text = schema_path.read_text(encoding="utf-8")
+    older = text[:text.index("\n## Dataset conventions")] + "\n"  # as vine init wrote it before
+    schema_path.write_text(older, encoding="utf-8")
+    subprocess.run(["git", "-C", str(forest), "commit", "-qam", "an older dialect"], check=True,
+                   env=vine.env({"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
+                                 "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}))
+    vine("reindex", "--forest", forest)
+    vine.adopt(rich_export, forest, expect=1)
+    now = schema_path.read_text(encoding="utf-8")
+    assert now.count("## Dataset conventions") == 1 and "NULL means no value" in now
+    assert "graft(_meta/schema): append 'Dataset conventions'" in cli.commit_messages(forest)
+    vine.assert_consistent(forest)

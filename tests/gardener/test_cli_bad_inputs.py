@@ -67,9 +67,9 @@ def test_nfc_and_nfd_spellings_of_one_name_both_plant(vine: Any, cli: Any, fores
 
 def test_files_that_slug_alike_get_the_same_ids_whatever_the_creation_order(vine: Any, cli: Any,
                                                                              tmp_path: Path) -> None:
-    names = ["Report.md", "report.txt", "REPORT.csv"]
-    contents = {"Report.md": "# Report\n\nQuarterly report.\n", "report.txt": "Plain report.\n",
-                "REPORT.csv": "a,b\n1,2\n"}
+    names = ["Report.md", "report.md", "REPORT.md"]
+    contents = {"Report.md": "# Report\n\nQuarterly report.\n", "report.md": "Plain report.\n",
+                "REPORT.md": "Another report.\n"}
     ids = []
     for label, order in (("forward", names), ("backward", list(reversed(names)))):
         source, forest = tmp_path / f"export-{label}", vine.init(tmp_path / f"forest-{label}")
@@ -130,19 +130,42 @@ def test_adopting_a_folder_that_holds_the_forest_is_refused(vine: Any, cli: Any,
     vine.assert_consistent(forest)
 
 
-def test_dangling_links_and_directory_links_are_skipped(vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
+def test_files_that_share_a_name_get_ids_and_titles_that_tell_them_apart(vine: Any, cli: Any,
+                                                                        tmp_path: Path) -> None:
+    source = tmp_path / "export"
+    cli.write(source / "test.md", "Notes about the test run.\n")
+    cli.write(source / "test.json", '{"run": 7, "passed": true}\n')
+    cli.write(source / "test.csv", "a,b\n1,2\n")
+    forest = vine.init(tmp_path / "forest")
+    report = vine.adopt(source, forest).json()
+    assert sorted(report["planted"]) == ["test-csv", "test-json", "test-md"]
+    titles = {node_id: cli.node(forest, node_id)["title"] for node_id in report["planted"]}
+    assert titles == {"test-csv": "test.csv", "test-json": "test.json", "test-md": "test.md"}
+    # stable: a sync keeps them, and a file added later takes its extension too
+    cli.write(source / "test.txt", "More notes.\n")
+    report = vine("sync", "--forest", forest, "--json").json()
+    assert report["planted"] == ["test-txt"] and sorted(report["unchanged"]) == sorted(titles)
+    assert cli.node(forest, "test-txt")["title"] == "test.txt"
+    vine.assert_consistent(forest)
+
+
+def test_dangling_links_and_directory_links_are_listed(vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
     source, outside = tmp_path / "export", tmp_path / "outside"
     cli.write(source / "plan.md", "# Plan\n\nThe plan.\n")
     cli.write(outside / "secret.md", "# Secret\n\nOutside the source.\n")
     (source / "gone.md").symlink_to(tmp_path / "nowhere.md")
     (source / "elsewhere").symlink_to(outside, target_is_directory=True)
     (source / "secret-link.md").symlink_to(outside / "secret.md")
-    report = vine.adopt(source, forest).json()
+    (source / "loop.md").symlink_to(source / "loop.md")
+    report = vine.adopt(source, forest, expect=1).json()  # a broken link is an error
     assert report["planted"] == ["plan"]
-    reasons = dict(line.split(": ", 1) for line in report["skipped"])
-    assert reasons["gone.md"].startswith("dangling link")
-    assert reasons["elsewhere"].startswith("link to a directory")
-    assert reasons["secret-link.md"].startswith("link pointing outside")
+    errors = dict(line.split(": ", 1) for line in report["errors"])
+    unsupported = dict(line.split(": ", 1) for line in report["unsupported"])
+    assert errors["gone.md"].startswith("dangling link")
+    assert errors["loop.md"].startswith("symlink loop")
+    assert unsupported["elsewhere"].startswith("link to a directory")
+    assert unsupported["secret-link.md"].startswith("link pointing outside")
+    assert report["skipped"] == []
     assert "Secret" not in "".join(p.read_text("utf-8") for p in forest.rglob("*.md") if ".git" not in p.parts)
     vine.assert_consistent(forest)
 

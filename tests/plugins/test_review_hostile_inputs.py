@@ -129,7 +129,9 @@ def test_plugin_calling_sys_exit_fails_one_file_not_the_batch(tmp_path: Path) ->
     report = json.loads(proc.stdout)
     assert sorted(report["planted"]) == ["accepted", "photo", "rejected"], report
     warnings = "\n".join(report["warnings"])
-    assert "exiting-md" in warnings and "SystemExit" in warnings  # the fallback is stated
+    fallbacks = "\n".join(report["errors"])  # a converter that failed before a fallback is an error
+    assert "exiting-md" in fallbacks and "SystemExit" in fallbacks and "converted by" in fallbacks
+    assert proc.returncode == 0  # ... but the files planted: the run did not fail
     assert "exiting-describer" in warnings
     assert "on_curate" in warnings
     assert "half-done" not in passport(forest, "accepted").get("tags", [])  # partial edits discarded
