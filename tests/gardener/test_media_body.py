@@ -7,6 +7,7 @@ from monkeyllm_gardener.media import (
     SENTINEL,
     clean_tag,
     media_asset_name,
+    media_summary_facts,
     media_title,
     render_media_body,
 )
@@ -97,6 +98,33 @@ MEDIA_LINE_VECTORS = [
 ]
 
 
+MEDIA_LINE_VECTORS += [
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, width=4, height=3,
+                  taken="2024-06-01 14:03", latitude=48.858417, longitude=2.2945, altitude_m=35.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01 14:03, "
+        "GPS 48.858417 N 2.2945 E, altitude 35 m).",
+        id="taken-gps-altitude-after-the-pixels",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9,
+                  latitude=-33.8567844, longitude=-0.0000001, altitude_m=-12.25),
+        "Media file `p.jpg` (JPEG format, 9 bytes; GPS 33.856784 S 0 E, altitude -12.2 m).",
+        id="gps-south-west-six-decimals-at-most",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, latitude=10.5, altitude_m=3.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes).",
+        id="half-a-position-is-not-shown",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, taken="2024-06-01\n# x"),
+        "Media file `p.jpg` (JPEG format, 9 bytes; taken 2024-06-01 # x).",
+        id="taken-stays-on-the-line",
+    ),
+]
+
+
 @pytest.mark.parametrize(("info", "expected_line"), MEDIA_LINE_VECTORS)
 def test_media_line_carries_what_is_known_without_a_model(info, expected_line):
     body = render_media_body("t", info)
@@ -160,3 +188,35 @@ def test_long_tags_are_cut_visibly():
     assert len(cut) == 200
     assert cut.endswith("\u2026")
     assert clean_tag("Ana\x00\x00  Silva ") == "Ana Silva"
+
+
+def test_details_are_listed_after_the_media_line_and_before_the_sentinel():
+    info = MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9,
+                     details={"title": "Eiffel tower", "description": "Lit up\n## Notes\n- at night", "author": " "})
+
+    body = render_media_body("Eiffel tower", info)
+
+    assert body == (
+        "# Eiffel tower\n\n"
+        "Media file `p.jpg` (JPEG format, 9 bytes).\n\n"
+        "- Title: Eiffel tower\n"
+        "- Description: Lit up ## Notes - at night\n\n"
+        f"{SENTINEL}\n"
+    )
+
+
+def test_a_description_replaces_the_sentinel_and_the_details_stay():
+    info = MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, details={"author": "Ana"})
+
+    body = render_media_body("p", info, description="A tower.")
+
+    assert body == "# p\n\nMedia file `p.jpg` (JPEG format, 9 bytes).\n\n- Author: Ana\n\n## Description\n\nA tower.\n"
+
+
+def test_summary_facts_are_the_line_facts_then_the_description_never_the_problem():
+    info = MediaInfo(kind="image", filename="photo (1).jpg", format="JPEG", size_bytes=9, width=4, height=3,
+                     taken="2024-06-01", details={"author": "Ana", "description": "Lisbon\nharbour"},
+                     problem="corrupt or truncated image: image file is truncated (3 bytes not processed)")
+
+    assert media_summary_facts(info) == "JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01; Lisbon harbour"
+
