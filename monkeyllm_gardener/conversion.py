@@ -52,7 +52,7 @@ class MediaInfo:
     tags: Mapping[str, str] = field(default_factory=dict)  # title/artist/album ... (on the media line)
     problem: str | None = None  # why the file could not be fully read (corrupt, bomb, ...)
     # Where and when a photo was taken (its EXIF/XMP/IPTC), shown on the media line.
-    taken: str | None = None  # "2024-06-01 14:03", plus " +02:00" or " UTC" when the file says
+    taken: str | None = None  # "2024-06-01 14:03", plus its UTC offset (" +02:00") when the file gives one
     latitude: float | None = None  # decimal degrees, north positive
     longitude: float | None = None  # decimal degrees, east positive
     altitude_m: float | None = None  # metres above sea level, negative below

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 import pytest
 
+from monkeyllm_core import Vine
 from monkeyllm_gardener.conversion import MediaInfo
 from monkeyllm_gardener.media import (
     SENTINEL,
@@ -220,3 +224,51 @@ def test_summary_facts_are_the_line_facts_then_the_description_never_the_problem
 
     assert media_summary_facts(info) == "JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01; Lisbon harbour"
 
+
+def write_photo(path: Path) -> None:
+    """A JPEG as a phone and Lightroom leave it: EXIF date and GPS, an XMP packet."""
+    from PIL import Image
+    from PIL.TiffImagePlugin import IFDRational
+
+    exif = Image.Exif()
+    exif[0x013B] = "Ana Silva"  # Artist
+    exif.get_ifd(0x8769)[0x9003] = "2024:06:01 14:03:22"  # DateTimeOriginal
+    gps = exif.get_ifd(0x8825)
+    gps.update({1: "N", 2: (IFDRational(48), IFDRational(51), IFDRational(303, 10)),
+                3: "E", 4: (IFDRational(2), IFDRational(17), IFDRational(402, 10))})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (40, 30), "navy").save(path, format="JPEG", exif=exif)
+    xmp = (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        '<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Eiffel tower at dusk</rdf:li></rdf:Alt></dc:title>'
+        '<dc:description><rdf:Alt><rdf:li xml:lang="x-default">Seen from the Trocadero gardens</rdf:li>'
+        "</rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta>"
+    ).encode()
+    segment = b"http://ns.adobe.com/xap/1.0/\x00" + xmp
+    data = path.read_bytes()
+    path.write_bytes(data[:2] + b"\xff\xe1" + struct.pack(">H", len(segment) + 2) + segment + data[2:])
+
+
+def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine, cli, forest, tmp_path):
+    export = tmp_path / "export"
+    write_photo(export / "photos" / "IMG_0042.jpg")
+
+    report = vine.adopt(export, forest).json()
+
+    assert report["planted"] == ["photos/img-0042"], report
+    assert report["errors"] == [], report
+    passport = cli.node(forest, "photos/img-0042")
+    assert (passport["title"], passport["created"], passport["source_author"]) == (
+        "Eiffel tower at dusk", "2024-06-01", "Ana Silva")
+    body = cli.body(forest, "photos/img-0042")
+    assert body.startswith("\n# Eiffel tower at dusk\n\n")  # the blank line after the passport
+    assert "; taken 2024-06-01 14:03, GPS 48.858417 N 2.2945 E)." in body
+    assert "- Description: Seen from the Trocadero gardens\n" in body
+    assert body.endswith(f"\n\n{SENTINEL}\n")
+    assert passport["summary"] == ('Image "Eiffel tower at dusk": JPEG format, '
+                                   f'{(export / "photos/IMG_0042.jpg").stat().st_size} bytes, 40x30 pixels; '
+                                   "taken 2024-06-01 14:03, GPS 48.858417 N 2.2945 E; Seen from the Trocadero gardens.")
+    vine.assert_consistent(forest)
+    with Vine(forest, writable=False) as reader:  # the catalog the CLI built: the description is findable
+        assert [hit["id"] for hit in reader.search("Trocadero")] == ["photos/img-0042"]
