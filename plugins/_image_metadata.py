@@ -41,7 +41,8 @@ name and our reason, never its value), and the next source is tried:
   are not real calendar dates are skipped. The all-zero date cameras write when
   their clock is unset counts as no date.
 - Every value becomes one line (control characters and newlines become spaces)
-  and is cut to a bounded length with a visible ``…``.
+  and is cut to a bounded length with a visible ``…``; past ``MAX_KEYWORDS``
+  keywords, the rest are counted, not kept.
 
 An EXIF ImageDescription that is only the camera's placeholder ("OLYMPUS DIGITAL
 CAMERA", "SONY DSC", ...) names the make, describes nothing, and is not used.
@@ -115,7 +116,8 @@ class ImageFacts:
     title: str | None = None
     description: str | None = None
     author: str | None = None
-    keywords: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()  # the first MAX_KEYWORDS, without repeats
+    keywords_omitted: int = 0  # how many more the file lists (shown as "… and N more")
     copyright: str | None = None
     taken: str | None = None  # "2024-06-01 14:03", plus its UTC offset (" +02:00") when the source gives one
     modified: str | None = None  # "2024-06-03"
@@ -418,13 +420,19 @@ def _put_text(fields: dict[str, Any], field: str, value: str | None, limit: int)
 def _put_keywords(fields: dict[str, Any], values: Iterable[str]) -> None:
     if "keywords" in fields:
         return
-    keywords: list[str] = []
+    keywords: dict[str, None] = {}  # insertion-ordered and O(1) to test: a packet may list 30,000
+    omitted = 0
     for value in values:
         keyword = clean_tag(value, MAX_TEXT_CHARACTERS)
-        if keyword and keyword not in keywords:
-            keywords.append(keyword)
+        if not keyword or keyword in keywords:
+            continue
+        if len(keywords) < MAX_KEYWORDS:
+            keywords[keyword] = None
+        else:
+            omitted += 1
     if keywords:
-        fields["keywords"] = tuple(keywords[:MAX_KEYWORDS])
+        fields["keywords"] = tuple(keywords)
+        fields["keywords_omitted"] = omitted
 
 
 def _put_moment(fields: dict[str, Any], field: str, value: str | None, label: str, notes: list[str]) -> None:

@@ -139,8 +139,11 @@ def keyword_tags(keywords: tuple[str, ...]) -> list[str]:
 def _body_facts(facts: ImageFacts) -> dict[str, Any]:
     """The MediaInfo fields the body renders: capture facts for the media line, the
     file's own text as the details list."""
+    keywords = ", ".join(facts.keywords)
+    if facts.keywords_omitted:
+        keywords += f", \u2026 and {facts.keywords_omitted} more"
     details = {"title": facts.title, "description": facts.description, "author": facts.author,
-               "keywords": ", ".join(facts.keywords), "copyright": facts.copyright}
+               "keywords": keywords, "copyright": facts.copyright}
     return dict(taken=facts.taken, latitude=facts.latitude, longitude=facts.longitude,
                 altitude_m=facts.altitude_m, details={key: value for key, value in details.items() if value})
 

@@ -294,6 +294,22 @@ def test_only_five_keywords_become_tags_and_every_keyword_stays_in_the_body(tmp_
     assert f"- Keywords: alpha, Beta, gamma, delta, epsilon, zeta, {'a' * 60}, !!!\n" in body_of(conversion)
 
 
+def test_a_packet_listing_thousands_of_keywords_keeps_thirty_and_counts_the_rest(tmp_path):
+    items = "".join(f"<rdf:li>keyword{i}</rdf:li>" for i in range(30_000))
+    bag = f'<dc:subject><rdf:Bag>{items}<rdf:li>keyword0</rdf:li></rdf:Bag></dc:subject>'
+    xmp = xmp_packet("tagged").replace("</rdf:Description>", bag + "</rdf:Description>")
+    assert len(xmp) < MAX_XMP_BYTES
+    image = save_png(tmp_path / "tagged.png", itxt={"XML:com.adobe.xmp": xmp})
+
+    started = time.monotonic()
+    conversion = ImageConverter().convert(image)
+
+    assert time.monotonic() - started < 2
+    listed = ", ".join(f"keyword{i}" for i in range(30))
+    assert f"- Keywords: {listed}, \u2026 and 29970 more\n" in body_of(conversion)
+    assert conversion.frontmatter["tags"] == [f"keyword{i}" for i in range(5)]
+
+
 def test_a_description_repeating_the_title_is_listed_once(tmp_path):
     exif = Image.Exif()
     exif[XP_TITLE] = "Quarterly board".encode("utf-16-le")
