@@ -16,7 +16,8 @@ for the sources and their precedence, XMP > IPTC > EXIF > PNG text) goes into:
   title, else the file-name title), ``created`` (the day it was taken), ``modified``
   (its last edit: ``source_modified``), ``author`` (``source_author``) and ``tags``:
   its first five keywords folded the way the forest stores tags (lowercase, one
-  word: "Eiffel Tower" -> ``eiffel-tower``); every keyword stays in the body.
+  word: "Eiffel Tower" -> ``eiffel-tower``); the keywords stay listed in the body
+  (the first 30, then how many more).
 
 A metadata field that cannot be read is skipped, and one warning names the file and
 the skipped fields (never their values); the image plants either way.
@@ -31,7 +32,7 @@ from typing import Any
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.hookspecs import hookimpl
 from monkeyllm_gardener.media import media_conversion
-from monkeyllm_plugins._image_metadata import ImageFacts, read_image_facts
+from ._image_metadata import ImageFacts, read_image_facts
 
 # Magic numbers of the formats this converter claims, used to name the format when
 # Pillow refuses the file before telling us (a bomb, a broken header).
@@ -56,9 +57,9 @@ class ImageConverter:
 
     def convert(self, path: Path) -> Conversion:
         info, facts = inspect_image(path)
-        warnings = (f"{path.name}: some image metadata could not be read and was skipped "
-                    f"({'; '.join(facts.skipped)}); the image planted without it",) if facts.skipped else ()
-        return media_conversion(path, info, payload_type="image", noun="image", warnings=warnings,
+        notes = (f"{path.name}: some image metadata could not be read and was skipped "
+                 f"({'; '.join(facts.skipped)}); the image planted without it",) if facts.skipped else ()
+        return media_conversion(path, info, payload_type="image", noun="image", warnings=notes,
                                 frontmatter=passport_fields(facts))
 
 

@@ -172,6 +172,27 @@ def test_exif_date_taken_and_gps_go_on_the_media_line(tmp_path):
     assert conversion.warnings == ()
 
 
+@pytest.mark.parametrize(("name", "image_format"), [("a.png", "PNG"), ("a.webp", "WEBP"), ("a.jpg", "JPEG")])
+def test_exif_is_read_from_every_format_that_carries_it(tmp_path, name, image_format):
+    exif = gps_exif()
+    exif[ARTIST] = "Ana Silva"
+    exif.get_ifd(EXIF_IFD)[DATETIME_ORIGINAL] = "2024:06:01 14:03:22"
+    Image.new("RGB", (8, 8)).save(tmp_path / name, format=image_format, exif=exif)
+
+    conversion = ImageConverter().convert(tmp_path / name)
+
+    assert dict(conversion.frontmatter) == {"created": "2024-06-01", "author": "Ana Silva"}
+    assert (conversion.media.latitude, conversion.media.longitude) == (48.858417, 2.2945)
+
+
+def test_a_tiffs_own_tags_are_its_exif(tmp_path):
+    Image.new("RGB", (8, 8)).save(tmp_path / "scan.tif", tiffinfo={ARTIST: "Ana Silva", IMAGE_DESCRIPTION: "Deed"})
+
+    conversion = ImageConverter().convert(tmp_path / "scan.tif")
+
+    assert dict(conversion.media.details) == {"description": "Deed", "author": "Ana Silva"}
+
+
 @pytest.mark.parametrize(
     ("latitude_ref", "longitude_ref", "below", "shown"),
     [
