@@ -225,7 +225,7 @@ def test_summary_facts_are_the_line_facts_then_the_description_never_the_problem
     assert media_summary_facts(info) == "JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01; Lisbon harbour"
 
 
-def write_photo(path: Path) -> None:
+def write_photo(path: Path, title: str = "Eiffel tower at dusk") -> None:
     """A JPEG as a phone and Lightroom leave it: EXIF date and GPS, an XMP packet."""
     from PIL import Image
     from PIL.TiffImagePlugin import IFDRational
@@ -241,7 +241,7 @@ def write_photo(path: Path) -> None:
     xmp = (
         '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
         '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
-        '<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Eiffel tower at dusk</rdf:li></rdf:Alt></dc:title>'
+        f'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">{title}</rdf:li></rdf:Alt></dc:title>'
         '<dc:description><rdf:Alt><rdf:li xml:lang="x-default">Seen from the Trocadero gardens</rdf:li>'
         "</rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta>"
     ).encode()
@@ -272,3 +272,18 @@ def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine, cli, fo
     vine.assert_consistent(forest)
     with Vine(forest, writable=False) as reader:  # the catalog the CLI built: the description is findable
         assert [hit["id"] for hit in reader.search("Trocadero")] == ["photos/img-0042"]
+
+
+def test_vine_sync_takes_a_retitled_photos_new_title(vine, cli, forest, tmp_path):
+    photo = tmp_path / "export" / "IMG_0042.jpg"
+    write_photo(photo)
+    vine.adopt(photo.parent, forest)
+    write_photo(photo, title="Tour Eiffel, 21h47")
+    cli.bump_mtime(photo)
+
+    report = vine.sync(forest).json()
+
+    assert report["updated"] == ["img-0042"], report
+    assert cli.node(forest, "img-0042")["title"] == "Tour Eiffel, 21h47"
+    assert cli.body(forest, "img-0042").startswith("\n# Tour Eiffel, 21h47\n\n")
+    vine.assert_consistent(forest)
