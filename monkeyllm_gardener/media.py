@@ -31,6 +31,7 @@ and newlines become spaces), so none can break the body's structure.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
@@ -86,14 +87,14 @@ def _line_facts(info: MediaInfo) -> str:
         facts.append(f"{info.width}x{info.height} pixels")
     if info.duration_seconds is not None:
         facts.append(_duration(info.duration_seconds))
-    details = ", ".join(facts)
+    shown = ", ".join(facts)
     capture = _capture_facts(info)
     if capture:
-        details += "; " + ", ".join(capture)
+        shown += "; " + ", ".join(capture)
     tags = [f"{_one_line(key)}: {_one_line(value)}" for key, value in info.tags.items() if _one_line(value)]
     if tags:
-        details += "; " + ", ".join(tags)
-    return details
+        shown += "; " + ", ".join(tags)
+    return shown
 
 
 def media_details(info: MediaInfo) -> str:
@@ -171,13 +172,18 @@ def _capture_facts(info: MediaInfo) -> list[str]:
     facts = []
     if info.taken and _one_line(info.taken):
         facts.append(f"taken {_one_line(info.taken)}")
-    if info.latitude is not None and info.longitude is not None:
+    if _finite(info.latitude) and _finite(info.longitude):
         latitude = _degrees(info.latitude, "N", "S")
         longitude = _degrees(info.longitude, "E", "W")
         facts.append(f"GPS {latitude} {longitude}")
-        if info.altitude_m is not None:
+        if _finite(info.altitude_m):
             facts.append(f"altitude {_decimal(info.altitude_m, 1)} m")
     return facts
+
+
+def _finite(value: float | None) -> bool:
+    # a converter's NaN or infinity (a zero denominator it did not catch) is not a place
+    return value is not None and math.isfinite(value)
 
 
 def _degrees(value: float, positive: str, negative: str) -> str:

@@ -122,6 +122,11 @@ MEDIA_LINE_VECTORS += [
         id="half-a-position-is-not-shown",
     ),
     pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, latitude=float("nan"), longitude=2.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes).",
+        id="a-nan-position-is-not-shown",
+    ),
+    pytest.param(
         MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, taken="2024-06-01\n# x"),
         "Media file `p.jpg` (JPEG format, 9 bytes; taken 2024-06-01 # x).",
         id="taken-stays-on-the-line",
