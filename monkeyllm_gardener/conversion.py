@@ -49,8 +49,17 @@ class MediaInfo:
     width: int | None = None
     height: int | None = None
     duration_seconds: float | None = None
-    tags: Mapping[str, str] = field(default_factory=dict)  # title/artist/album ...
+    tags: Mapping[str, str] = field(default_factory=dict)  # title/artist/album ... (on the media line)
     problem: str | None = None  # why the file could not be fully read (corrupt, bomb, ...)
+    # Where and when a photo was taken (its EXIF/XMP/IPTC), shown on the media line.
+    taken: str | None = None  # "2024-06-01 14:03", plus its UTC offset (" +02:00") when the file gives one
+    latitude: float | None = None  # decimal degrees, north positive
+    longitude: float | None = None  # decimal degrees, east positive
+    altitude_m: float | None = None  # metres above sea level, negative below
+    # Text the file declares about itself, one "- Label: value" item each after the
+    # media line; keys are the converter's own labels (title, description, author,
+    # keywords, copyright), never a key read from the file.
+    details: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,15 +9,32 @@ The body without a description is pinned by FOREST-FORMAT.md (Media):
 
     No description has been generated for this media yet.
 
-What is known without a model (pixel size, duration, tags) goes on the line with
-the format and size; a file that could not be fully read says so in a sentence of
-its own on that line. The sentinel stays verbatim until a describer writes a
-description, which then takes its place under ``## Description``.
+What is known without a model (pixel size, duration, when and where a photo was
+taken, tags) goes on the line with the format and size; a file that could not be
+fully read says so in a sentence of its own on that line. Text the file declares
+about itself (``MediaInfo.details``: a photo's title, description, author,
+keywords, copyright) follows as a short list, so it is searchable, before the
+sentinel, which stays the last line, verbatim, until a describer writes a
+description; the description then takes its place under ``## Description``:
+
+    # Eiffel tower at dusk
+
+    Media file `IMG_0042.jpg` (JPEG format, 52311 bytes, 640x480 pixels; taken 2024-06-01 14:03, GPS 48.8584 N 2.2945 E, altitude 35 m).
+
+    - Title: Eiffel tower at dusk
+    - Author: Ana Silva
+
+    No description has been generated for this media yet.
+
+Every value is file content: each is forced onto one line (control characters
+and newlines become spaces), so none can break the body's structure.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path, PurePosixPath
+from typing import Any, Mapping
 
 from monkeyllm_gardener.conversion import Conversion, MediaInfo
 
@@ -41,36 +58,67 @@ def render_media_body(title: str, info: MediaInfo, description: str | None = Non
         closing = f"## Description\n\n{description.strip()}"
     else:
         closing = SENTINEL
-    return f"{heading}\n\n{media_line(info)}\n\n{closing}\n"
+    details = media_details(info)
+    listed = f"{details}\n\n" if details else ""
+    return f"{heading}\n\n{media_line(info)}\n\n{listed}{closing}\n"
 
 
 def media_line(info: MediaInfo) -> str:
-    """``Media file `name` (FORMAT format, N bytes, ...).`` plus the problem, if any."""
-    facts = [f"{_one_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
-    if info.width is not None and info.height is not None:
-        facts.append(f"{info.width}x{info.height} pixels")
-    if info.duration_seconds is not None:
-        facts.append(_duration(info.duration_seconds))
-    details = ", ".join(facts)
-    tags = [f"{_one_line(key)}: {_one_line(value)}" for key, value in info.tags.items() if _one_line(value)]
-    if tags:
-        details += "; " + ", ".join(tags)
-    line = f"Media file {_code_span(info.filename)} ({details})."
+    """``Media file `name` (FORMAT format, N bytes, ...; taken ..., GPS ...; tags).``
+    plus the problem, if any."""
+    line = f"Media file {_code_span(info.filename)} ({_line_facts(info)})."
     if info.problem:
         line += f" The file could not be fully read: {_sentence(_one_line(info.problem))}"
     return line
 
 
+def media_summary_facts(info: MediaInfo) -> str:
+    """What a derived summary says after the title: the media line's facts (not its
+    ``Media file`` preamble nor a problem), then the file's own description, the
+    best scent a photo has."""
+    facts = _line_facts(info)
+    description = _one_line(info.details.get("description", ""))
+    return f"{facts}; {description}" if description else facts
+
+
+def _line_facts(info: MediaInfo) -> str:
+    facts = [f"{_one_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
+    if info.width is not None and info.height is not None:
+        facts.append(f"{info.width}x{info.height} pixels")
+    if info.duration_seconds is not None:
+        facts.append(_duration(info.duration_seconds))
+    shown = ", ".join(facts)
+    capture = _capture_facts(info)
+    if capture:
+        shown += "; " + ", ".join(capture)
+    tags = [f"{_one_line(key)}: {_one_line(value)}" for key, value in info.tags.items() if _one_line(value)]
+    if tags:
+        shown += "; " + ", ".join(tags)
+    return shown
+
+
+def media_details(info: MediaInfo) -> str:
+    """``- Title: ...`` lines for the text the file declares about itself; "" when none."""
+    items = []
+    for key, value in info.details.items():
+        label, text = _one_line(key), _one_line(value)
+        if label and text:
+            items.append(f"- {label[:1].upper()}{label[1:]}: {text}")
+    return "\n".join(items)
+
+
 def media_conversion(path: Path, info: MediaInfo, *, payload_type: str, noun: str = "file",
-                     warnings: tuple[str, ...] = ()) -> Conversion:
+                     warnings: tuple[str, ...] = (), frontmatter: Mapping[str, Any] | None = None) -> Conversion:
     """An image or audio file as a media node with its original bytes as the payload.
     A file that could not be read fully still plants, with the problem stated
-    (``noun``: what the user is asked to re-export)."""
+    (``noun``: what the user is asked to re-export). ``frontmatter``: the passport
+    fields the file declares itself (see ``Conversion.frontmatter``)."""
     if info.problem:
         warnings = (*warnings, f"{path.name}: {info.problem}; planted as a media node with its original "
                                f"bytes; re-export the {noun} to read it fully")
     return Conversion(kind="payload", payload_type=payload_type, payload_path=path, node_type="media",
-                      title=media_title(path.name), media=info, warnings=warnings)
+                      title=media_title(path.name), media=info, warnings=warnings,
+                      frontmatter=dict(frontmatter or {}))
 
 
 def media_title(source_name: str) -> str:
@@ -117,6 +165,36 @@ def _code_span(text: str) -> str:
     if shown.startswith("`") or shown.endswith("`"):
         shown = f" {shown} "
     return f"{fence}{shown}{fence}"
+
+
+def _capture_facts(info: MediaInfo) -> list[str]:
+    """``taken 2024-06-01 14:03``, ``GPS 48.8584 N 2.2945 E``, ``altitude 35 m``."""
+    facts = []
+    if info.taken and _one_line(info.taken):
+        facts.append(f"taken {_one_line(info.taken)}")
+    if _finite(info.latitude) and _finite(info.longitude):
+        latitude = _degrees(info.latitude, "N", "S")
+        longitude = _degrees(info.longitude, "E", "W")
+        facts.append(f"GPS {latitude} {longitude}")
+        if _finite(info.altitude_m):
+            facts.append(f"altitude {_decimal(info.altitude_m, 1)} m")
+    return facts
+
+
+def _finite(value: float | None) -> bool:
+    # a converter's NaN or infinity (a zero denominator it did not catch) is not a place
+    return value is not None and math.isfinite(value)
+
+
+def _degrees(value: float, positive: str, negative: str) -> str:
+    """Decimal degrees with their hemisphere, at most 6 decimals: ``48.8584 N``."""
+    rounded = round(value, 6)  # a value that shows as 0 is on the equator/meridian: no "0 W"
+    return f"{_decimal(abs(rounded), 6)} {positive if rounded >= 0 else negative}"
+
+
+def _decimal(value: float, places: int) -> str:
+    shown = f"{value:.{places}f}".rstrip("0").rstrip(".")
+    return "0" if shown in ("", "-0") else shown
 
 
 def _count(number: int, unit: str) -> str:

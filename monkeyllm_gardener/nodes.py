@@ -64,7 +64,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         summary_for_media,
         title_sentence,
     )
-    from .media import media_asset_name, media_line, render_media_body
+    from .media import media_asset_name, media_summary_facts, render_media_body
     own = dict(conv.frontmatter or {})
     title = title_of(conv, f.rel, name_title=name_title)
     fields: dict[str, Any] = {"id": node_id, "title": title}
@@ -107,10 +107,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
     elif conv.media is not None:
         fields["type"] = conv.node_type or "media"
         body = render_media_body(title, conv.media, prep.description)
-        line = media_line(conv.media)
-        # the summary carries the facts in the line's parentheses, not its "Media file" preamble
-        facts = line[line.find("(") + 1:line.rfind(")")] if "(" in line else line
-        summary = summary_for_media(title, facts, kind=conv.media.kind)
+        summary = summary_for_media(title, media_summary_facts(conv.media), kind=conv.media.kind)
         slug = node_id.rsplit("/", 1)[-1]
         fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}",
                       payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))

@@ -5,6 +5,22 @@ plants, with the problem stated in its body and in a warning. Pillow's pixel lim
 (``Image.MAX_IMAGE_PIXELS``) is left at its default; an image over it is never
 decoded. Pillow signals that with ``DecompressionBombWarning`` (over the limit) or
 ``DecompressionBombError`` (over twice the limit), neither of which is an OSError.
+
+What the photo says about itself (EXIF, XMP, IPTC, PNG text: see ``_image_metadata``
+for the sources and their precedence, XMP > IPTC > EXIF > PNG text) goes into:
+
+- the body: when and where it was taken on the media line
+  (``...; taken 2024-06-01 14:03, GPS 48.8584 N 2.2945 E, altitude 35 m``), its
+  title, description, author, keywords and copyright as a list after that line;
+- the passport, through ``Conversion.frontmatter``: ``title`` (the photo's own
+  title, else the file-name title), ``created`` (the day it was taken), ``modified``
+  (its last edit: ``source_modified``), ``author`` (``source_author``) and ``tags``:
+  its first five keywords folded the way the forest stores tags (lowercase, one
+  word: "Eiffel Tower" -> ``eiffel-tower``); the keywords stay listed in the body
+  (the first 30, then how many more).
+
+A metadata field that cannot be read is skipped, and one warning names the file and
+the skipped fields (never their values); the image plants either way.
 """
 from __future__ import annotations
 
@@ -15,7 +31,8 @@ from typing import Any
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.hookspecs import hookimpl
-from monkeyllm_gardener.media import clean_tag, media_conversion
+from monkeyllm_gardener.media import media_conversion
+from ._image_metadata import ImageFacts, read_image_facts
 
 # Magic numbers of the formats this converter claims, used to name the format when
 # Pillow refuses the file before telling us (a bomb, a broken header).
@@ -28,10 +45,8 @@ _MAGIC_FORMATS = (
     (b"II*\x00", "TIFF"),
     (b"MM\x00*", "TIFF"),
 )
-# EXIF tag ids: ImageDescription, Artist, XPTitle (UTF-16LE bytes, set by Windows).
-_EXIF_DESCRIPTION, _EXIF_ARTIST, _EXIF_XP_TITLE = 0x010E, 0x013B, 0x9C9B
-# PNG text chunk keys (PNG spec, section 11.3.4.2) -> our tag names.
-_PNG_TEXT_KEYS = (("Title", "title"), ("Description", "description"), ("Author", "artist"))
+MAX_KEYWORD_TAGS = 5  # the Curator's tag cap: more would be dropped at curation anyway
+MAX_TAG_CHARACTERS = 32  # a tag is a short word; a longer keyword stays in the body only
 
 
 class ImageConverter:
@@ -41,8 +56,11 @@ class ImageConverter:
     install_hint = 'pip install "monkeyllm[ingest]"'
 
     def convert(self, path: Path) -> Conversion:
-        info = read_image_info(path)
-        return media_conversion(path, info, payload_type="image", noun="image")
+        info, facts = inspect_image(path)
+        notes = (f"{path.name}: some image metadata could not be read and was skipped "
+                 f"({'; '.join(facts.skipped)}); the image planted without it",) if facts.skipped else ()
+        return media_conversion(path, info, payload_type="image", noun="image", warnings=notes,
+                                frontmatter=passport_fields(facts))
 
 
 @hookimpl
@@ -51,36 +69,93 @@ def register_converters(register) -> None:
 
 
 def read_image_info(path: Path) -> MediaInfo:
-    """Format, pixel size and cheap tags; ``problem`` says why decoding stopped."""
+    """Format, pixel size and the photo's own metadata; ``problem`` says why decoding stopped."""
+    return inspect_image(path)[0]
+
+
+def inspect_image(path: Path) -> tuple[MediaInfo, ImageFacts]:
+    """What the body shows, and everything the metadata declared (for the passport)."""
     from PIL import Image
 
     size_bytes = _file_size(path)
     sniffed_format = _sniff_format(_read_prefix(path))
     base = dict(kind="image", filename=path.name, size_bytes=size_bytes)
+    nothing = ImageFacts()
     if size_bytes == 0:
-        return MediaInfo(**base, format="unknown", problem="corrupt or truncated image: the file is empty")
+        return MediaInfo(**base, format="unknown", problem="corrupt or truncated image: the file is empty"), nothing
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", Image.DecompressionBombWarning)
             image = Image.open(path)
     except Image.DecompressionBombError as error:
-        return MediaInfo(**base, format=sniffed_format, problem=_bomb_problem(_declared_pixels(error)))
+        return MediaInfo(**base, format=sniffed_format, problem=_bomb_problem(_declared_pixels(error))), nothing
     except Image.UnidentifiedImageError:
-        return MediaInfo(
-            **base,
-            format=sniffed_format,
-            problem="corrupt or truncated image: Pillow cannot identify the image format",
-        )
+        problem = "corrupt or truncated image: Pillow cannot identify the image format"
+        return MediaInfo(**base, format=sniffed_format, problem=problem), nothing
     except Exception as error:  # noqa: BLE001 - Pillow parsing untrusted bytes; the image still plants
-        return MediaInfo(**base, format=sniffed_format, problem=_corrupt_problem(error, path))
+        return MediaInfo(**base, format=sniffed_format, problem=_corrupt_problem(error, path)), nothing
     with image:
-        image_format = image.format or sniffed_format
         width, height = image.size
-        known = dict(base, format=image_format, width=width, height=height, tags=_cheap_tags(image))
         if any(issubclass(w.category, Image.DecompressionBombWarning) for w in caught):
-            return MediaInfo(**known, problem=_bomb_problem(f"{width}x{height} pixels"))
-        problem = _decode_problem(image, path)
-    return MediaInfo(**known, problem=problem)
+            problem = _bomb_problem(f"{width}x{height} pixels")
+        else:
+            problem = _decode_problem(image, path)
+        # After decoding: a PNG's text and eXIf chunks may follow its pixel data, and
+        # Pillow adds them to image.info only once it has read that far.
+        facts = _guarded_facts(image, [w for w in caught if not issubclass(w.category, Image.DecompressionBombWarning)])
+        known = dict(base, format=image.format or sniffed_format, width=width, height=height, **_body_facts(facts))
+    return MediaInfo(**known, problem=problem), facts
+
+
+def passport_fields(facts: ImageFacts) -> dict[str, Any]:
+    """The ``Conversion.frontmatter`` a photo's metadata declares."""
+    fields: dict[str, Any] = {}
+    if facts.title:
+        fields["title"] = facts.title
+    if facts.taken:
+        fields["created"] = facts.taken[:10]  # "2024-06-01 14:03 +02:00" -> the day it was taken
+    if facts.modified:
+        fields["modified"] = facts.modified
+    if facts.author:
+        fields["author"] = facts.author
+    tags = keyword_tags(facts.keywords)
+    if tags:
+        fields["tags"] = tags
+    return fields
+
+
+def keyword_tags(keywords: tuple[str, ...]) -> list[str]:
+    """The first ``MAX_KEYWORD_TAGS`` keywords as forest tags ("Eiffel Tower" ->
+    ``eiffel-tower``), skipping any that fold to nothing or to more than a short word."""
+    from monkeyllm_gardener.curator.contract import fold_tag
+
+    tags: list[str] = []
+    for keyword in keywords:
+        tag = fold_tag(keyword)
+        if tag and len(tag) <= MAX_TAG_CHARACTERS and tag not in tags:
+            tags.append(tag)
+    return tags[:MAX_KEYWORD_TAGS]
+
+
+def _body_facts(facts: ImageFacts) -> dict[str, Any]:
+    """The MediaInfo fields the body renders: capture facts for the media line, the
+    file's own text as the details list."""
+    keywords = ", ".join(facts.keywords)
+    if facts.keywords_omitted:
+        keywords += f", \u2026 and {facts.keywords_omitted} more"
+    details = {"title": facts.title, "description": facts.description, "author": facts.author,
+               "keywords": keywords, "copyright": facts.copyright}
+    return dict(taken=facts.taken, latitude=facts.latitude, longitude=facts.longitude,
+                altitude_m=facts.altitude_m, details={key: value for key, value in details.items() if value})
+
+
+def _guarded_facts(image: Any, open_warnings: list[Any]) -> ImageFacts:
+    # read_image_facts guards each source itself; this is the last line of defence
+    # for a Pillow failure nobody has seen yet: metadata is optional, the image is not.
+    try:
+        return read_image_facts(image, open_warnings=open_warnings)
+    except Exception as error:  # noqa: BLE001 - third-party parsers on untrusted bytes
+        return ImageFacts(skipped=(f"metadata: unreadable ({type(error).__name__})",))
 
 
 def _file_size(path: Path) -> int:
@@ -147,39 +222,3 @@ def _sniff_format(prefix: bytes) -> str:
         if prefix.startswith(magic):
             return name
     return "unknown"
-
-
-def _cheap_tags(image: Any) -> dict[str, str]:
-    """Title, description and artist from PNG text chunks or EXIF, when present.
-    Metadata is optional: a malformed block is skipped, the image still plants."""
-    tags: dict[str, str] = {}
-    for key, tag in _PNG_TEXT_KEYS:
-        value = image.info.get(key)
-        if isinstance(value, str):
-            _put(tags, tag, value)
-    try:
-        exif = image.getexif()
-    except Exception:  # noqa: BLE001 - third-party parser on untrusted bytes
-        return tags
-    _put(tags, "title", _decode_xp(exif.get(_EXIF_XP_TITLE)))
-    _put(tags, "description", exif.get(_EXIF_DESCRIPTION))
-    _put(tags, "artist", exif.get(_EXIF_ARTIST))
-    return {key: tags[key] for key in ("title", "description", "artist") if key in tags}
-
-
-def _decode_xp(value: Any) -> str | None:
-    if isinstance(value, tuple):  # some writers store XP tags as a tuple of byte values
-        value = bytes(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-16-le", errors="replace")
-    return value if isinstance(value, str) else None
-
-
-def _put(tags: dict[str, str], key: str, value: Any) -> None:
-    if key in tags or not isinstance(value, (str, bytes)):
-        return
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", errors="replace")
-    text = clean_tag(value)
-    if text:
-        tags[key] = text

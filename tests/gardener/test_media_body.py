@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 import pytest
 
+from monkeyllm_core import Vine
 from monkeyllm_gardener.conversion import MediaInfo
 from monkeyllm_gardener.media import (
     SENTINEL,
     clean_tag,
     media_asset_name,
+    media_summary_facts,
     media_title,
     render_media_body,
 )
@@ -97,6 +102,38 @@ MEDIA_LINE_VECTORS = [
 ]
 
 
+MEDIA_LINE_VECTORS += [
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, width=4, height=3,
+                  taken="2024-06-01 14:03", latitude=48.858417, longitude=2.2945, altitude_m=35.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01 14:03, "
+        "GPS 48.858417 N 2.2945 E, altitude 35 m).",
+        id="taken-gps-altitude-after-the-pixels",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9,
+                  latitude=-33.8567844, longitude=-0.0000001, altitude_m=-12.25),
+        "Media file `p.jpg` (JPEG format, 9 bytes; GPS 33.856784 S 0 E, altitude -12.2 m).",
+        id="gps-south-west-six-decimals-at-most",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, latitude=10.5, altitude_m=3.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes).",
+        id="half-a-position-is-not-shown",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, latitude=float("nan"), longitude=2.0),
+        "Media file `p.jpg` (JPEG format, 9 bytes).",
+        id="a-nan-position-is-not-shown",
+    ),
+    pytest.param(
+        MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, taken="2024-06-01\n# x"),
+        "Media file `p.jpg` (JPEG format, 9 bytes; taken 2024-06-01 # x).",
+        id="taken-stays-on-the-line",
+    ),
+]
+
+
 @pytest.mark.parametrize(("info", "expected_line"), MEDIA_LINE_VECTORS)
 def test_media_line_carries_what_is_known_without_a_model(info, expected_line):
     body = render_media_body("t", info)
@@ -160,3 +197,98 @@ def test_long_tags_are_cut_visibly():
     assert len(cut) == 200
     assert cut.endswith("\u2026")
     assert clean_tag("Ana\x00\x00  Silva ") == "Ana Silva"
+
+
+def test_details_are_listed_after_the_media_line_and_before_the_sentinel():
+    info = MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9,
+                     details={"title": "Eiffel tower", "description": "Lit up\n## Notes\n- at night", "author": " "})
+
+    body = render_media_body("Eiffel tower", info)
+
+    assert body == (
+        "# Eiffel tower\n\n"
+        "Media file `p.jpg` (JPEG format, 9 bytes).\n\n"
+        "- Title: Eiffel tower\n"
+        "- Description: Lit up ## Notes - at night\n\n"
+        f"{SENTINEL}\n"
+    )
+
+
+def test_a_description_replaces_the_sentinel_and_the_details_stay():
+    info = MediaInfo(kind="image", filename="p.jpg", format="JPEG", size_bytes=9, details={"author": "Ana"})
+
+    body = render_media_body("p", info, description="A tower.")
+
+    assert body == "# p\n\nMedia file `p.jpg` (JPEG format, 9 bytes).\n\n- Author: Ana\n\n## Description\n\nA tower.\n"
+
+
+def test_summary_facts_are_the_line_facts_then_the_description_never_the_problem():
+    info = MediaInfo(kind="image", filename="photo (1).jpg", format="JPEG", size_bytes=9, width=4, height=3,
+                     taken="2024-06-01", details={"author": "Ana", "description": "Lisbon\nharbour"},
+                     problem="corrupt or truncated image: image file is truncated (3 bytes not processed)")
+
+    assert media_summary_facts(info) == "JPEG format, 9 bytes, 4x3 pixels; taken 2024-06-01; Lisbon harbour"
+
+
+def write_photo(path: Path, title: str = "Eiffel tower at dusk") -> None:
+    """A JPEG as a phone and Lightroom leave it: EXIF date and GPS, an XMP packet."""
+    from PIL import Image
+    from PIL.TiffImagePlugin import IFDRational
+
+    exif = Image.Exif()
+    exif[0x013B] = "Ana Silva"  # Artist
+    exif.get_ifd(0x8769)[0x9003] = "2024:06:01 14:03:22"  # DateTimeOriginal
+    gps = exif.get_ifd(0x8825)
+    gps.update({1: "N", 2: (IFDRational(48), IFDRational(51), IFDRational(303, 10)),
+                3: "E", 4: (IFDRational(2), IFDRational(17), IFDRational(402, 10))})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (40, 30), "navy").save(path, format="JPEG", exif=exif)
+    xmp = (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">{title}</rdf:li></rdf:Alt></dc:title>'
+        '<dc:description><rdf:Alt><rdf:li xml:lang="x-default">Seen from the Trocadero gardens</rdf:li>'
+        "</rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta>"
+    ).encode()
+    segment = b"http://ns.adobe.com/xap/1.0/\x00" + xmp
+    data = path.read_bytes()
+    path.write_bytes(data[:2] + b"\xff\xe1" + struct.pack(">H", len(segment) + 2) + segment + data[2:])
+
+
+def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine, cli, forest, tmp_path):
+    export = tmp_path / "export"
+    write_photo(export / "photos" / "IMG_0042.jpg")
+
+    report = vine.adopt(export, forest).json()
+
+    assert report["planted"] == ["photos/img-0042"], report
+    assert report["errors"] == [], report
+    passport = cli.node(forest, "photos/img-0042")
+    assert (passport["title"], passport["created"], passport["source_author"]) == (
+        "Eiffel tower at dusk", "2024-06-01", "Ana Silva")
+    body = cli.body(forest, "photos/img-0042")
+    assert body.startswith("\n# Eiffel tower at dusk\n\n")  # the blank line after the passport
+    assert "; taken 2024-06-01 14:03, GPS 48.858417 N 2.2945 E)." in body
+    assert "- Description: Seen from the Trocadero gardens\n" in body
+    assert body.endswith(f"\n\n{SENTINEL}\n")
+    assert passport["summary"] == ('Image "Eiffel tower at dusk": JPEG format, '
+                                   f'{(export / "photos/IMG_0042.jpg").stat().st_size} bytes, 40x30 pixels; '
+                                   "taken 2024-06-01 14:03, GPS 48.858417 N 2.2945 E; Seen from the Trocadero gardens.")
+    vine.assert_consistent(forest)
+    with Vine(forest, writable=False) as reader:  # the catalog the CLI built: the description is findable
+        assert [hit["id"] for hit in reader.search("Trocadero")] == ["photos/img-0042"]
+
+
+def test_vine_sync_takes_a_retitled_photos_new_title(vine, cli, forest, tmp_path):
+    photo = tmp_path / "export" / "IMG_0042.jpg"
+    write_photo(photo)
+    vine.adopt(photo.parent, forest)
+    write_photo(photo, title="Tour Eiffel, 21h47")
+    cli.bump_mtime(photo)
+
+    report = vine.sync(forest).json()
+
+    assert report["updated"] == ["img-0042"], report
+    assert cli.node(forest, "img-0042")["title"] == "Tour Eiffel, 21h47"
+    assert cli.body(forest, "img-0042").startswith("\n# Tour Eiffel, 21h47\n\n")
+    vine.assert_consistent(forest)

@@ -80,7 +80,7 @@ def test_png_body_names_file_format_bytes_and_pixels(tmp_path):
     )
 
 
-def test_png_text_chunks_become_tags(tmp_path):
+def test_png_text_chunks_become_details(tmp_path):
     text = PngImagePlugin.PngInfo()
     text.add_text("Title", "Whiteboard pricing")
     text.add_text("Author", "Ana Silva")
@@ -89,14 +89,15 @@ def test_png_text_chunks_become_tags(tmp_path):
 
     info = ImageConverter().convert(image).media
 
-    assert dict(info.tags) == {
+    assert dict(info.details) == {
         "title": "Whiteboard pricing",
         "description": "Q1 pricing tiers sketched in the standup",
-        "artist": "Ana Silva",
+        "author": "Ana Silva",
     }
+    assert dict(info.tags) == {}  # a photo's own text is listed after the media line, not on it
 
 
-def test_jpeg_exif_description_and_artist_become_tags(tmp_path):
+def test_jpeg_exif_description_and_artist_become_details(tmp_path):
     exif = Image.Exif()
     exif[0x010E] = "Team offsite, Lisbon"
     exif[0x013B] = "Bruno"
@@ -104,7 +105,7 @@ def test_jpeg_exif_description_and_artist_become_tags(tmp_path):
 
     info = ImageConverter().convert(image).media
 
-    assert dict(info.tags) == {"description": "Team offsite, Lisbon", "artist": "Bruno"}
+    assert dict(info.details) == {"description": "Team offsite, Lisbon", "author": "Bruno"}
 
 
 @pytest.mark.parametrize(("name", "image_format"), [("cut.png", "PNG"), ("cut.jpg", "JPEG")])
