@@ -13,6 +13,8 @@
   creates no side files and works for a user who cannot write to it.
 
 A rollback-mode database with no ``-wal`` is copied byte for byte, never opened.
+``vine``'s payload install uses it too (``needs_snapshot``), so a WAL database
+planted by any caller lands in rollback-journal mode.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 _JOURNAL_VERSION_OFFSET = 18  # header bytes 18 and 19: write and read format versions
-_ROLLBACK = 1  # 1 = rollback journal, 2 = WAL
+_WAL = 2  # header bytes 18-19: 1 = rollback journal, 2 = WAL
 
 
 def wal_file(path: Path) -> Path:
@@ -47,6 +49,16 @@ def journal_versions(path: Path) -> tuple[int, int]:
     return header[_JOURNAL_VERSION_OFFSET], header[_JOURNAL_VERSION_OFFSET + 1]
 
 
+def needs_snapshot(path: str | os.PathLike[str]) -> bool:
+    """True unless ``path`` can be copied byte for byte: a WAL-mode database, or one
+    with ``-wal`` data beside it, needs ``snapshot_database``."""
+    path = Path(path)
+    try:
+        return has_wal_data(path) or _WAL in journal_versions(path)
+    except OSError:
+        return False
+
+
 def snapshot_database(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
     """Write a rollback-journal copy of ``source`` (with its ``-wal`` data) at ``target``.
 
@@ -57,12 +69,12 @@ def snapshot_database(source: str | os.PathLike[str], target: str | os.PathLike[
     source, target = Path(source), Path(target)
     work = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=target.parent))
     try:
-        copy = work / "db"
+        copy = work / "snapshot.db"  # *.db: gitignored, should a crash leave it behind
         shutil.copyfile(source, copy)
         with_wal = has_wal_data(source)
         if with_wal:
             shutil.copyfile(wal_file(source), wal_file(copy))
-        if with_wal or journal_versions(copy) != (_ROLLBACK, _ROLLBACK):
+        if with_wal or _WAL in journal_versions(copy):
             _to_rollback_journal(copy)
         os.replace(copy, target)
     finally:

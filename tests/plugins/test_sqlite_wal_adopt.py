@@ -157,3 +157,22 @@ def test_a_read_only_source_folder_still_adopts(tmp_path: Path) -> None:
         make_writable(source)
     assert adopt.returncode == 0, adopt.stdout + adopt.stderr
     assert json.loads(adopt.stdout)["planted"] == ["live"]
+
+
+def test_a_wal_database_planted_through_the_engine_lands_in_rollback_mode(tmp_path: Path) -> None:
+    from monkeyllm_core import Vine, init_forest
+
+    forest = init_forest(tmp_path / "forest", "T")
+    db = tmp_path / "src" / "live.db"
+    writer = open_wal_database(db, rows=8)
+    try:
+        before = folder_state(db.parent)
+        with Vine(forest) as engine:
+            engine.plant({"id": "live", "type": "dataset", "title": "Live", "summary": "Events of the live app.",
+                          "payload": "live.db", "payload_type": "sqlite", "payload_source": str(db)})
+        assert folder_state(db.parent) == before
+    finally:
+        writer.close()
+    assert journal_versions(forest / "live.db") == (1, 1)
+    assert "### events — 8 rows" in (forest / "live.md").read_text(encoding="utf-8")
+    assert side_files(forest) == []
