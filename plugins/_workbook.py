@@ -38,10 +38,10 @@ cell, with NULL table, column and rowid. The
 manual names the table in one sentence. When the workbook already fills the ten
 tables a dataset holds, the comments are not kept and a warning says so.
 
-A workbook with no value in any sheet plants a dataset that says it holds no data:
-its one table ``empty_sheets`` lists the sheets (position, name), and a warning
-says it was planted empty; the node refreshes like any dataset once the workbook
-has data.
+A workbook with no value in any sheet plants a dataset that says it holds no data
+(in its query manual, which every sync regenerates): its one table ``empty_sheets``
+lists the sheets (position, name), and a warning says it was planted empty. Once
+the workbook has data, the next sync refreshes it like any dataset.
 
 Library chatter (openpyxl's ``UserWarning``s, xlrd's log lines) never reaches
 stdout or stderr: ``chatter_warnings`` turns it into one-line warnings naming the
@@ -177,10 +177,10 @@ class _ColumnEvidence:
         self.tracker = TypeTracker()
         self.has_time_of_day: set[int] = set()
 
-    def observe(self, row: Sequence[Any]) -> None:
-        for index, value in enumerate(row):
-            if is_empty_cell(value):
-                continue
+    def observe(self, row: Sequence[Any], filled: Sequence[int]) -> None:
+        """Note the types of ``row``'s non-empty cells (their indexes: ``filled``)."""
+        for index in filled:
+            value = row[index]
             if isinstance(value, _TEMPORAL):
                 self.tracker.observe(index, "text")
                 if isinstance(value, dt.datetime) and value.time() != dt.time(0):
@@ -226,13 +226,13 @@ def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
         if second is None:
             second = tuple(row)
         data_rows += 1
-        evidence.observe(row)
+        evidence.observe(row, filled)
     if first_row is None or first_col is None:
         return None
     span = range(first_col, end_col)
     as_data = first_row_as_data(first, second, span)
     if as_data:
-        evidence.observe(first)
+        evidence.observe(first, [i for i, value in enumerate(first) if not is_empty_cell(value)])
         data_rows += 1
         names, notes = [f"column_{k}" for k in range(1, len(span) + 1)], []
     else:
@@ -339,7 +339,7 @@ def stopped_warning(path: Path, position: int, table: str, plan: SheetPlan) -> s
 def describe_tables(tables: Sequence[PlannedTable], *, skipped_empty: Sequence[str]) -> list[str]:
     """Manual notes shared by the workbook converters: only what is particular to this
     workbook (which sheet is which table, renamed columns, generated names, gaps)."""
-    notes = ["Tables: " + "; ".join(f"{t.sheet_label} -> `{t.table}`" for t in tables) + "."]
+    notes = ["Sheets as tables: " + "; ".join(f"{t.sheet_label} -> `{t.table}`" for t in tables) + "."]
     if skipped_empty:
         notes.append("Empty sheets skipped (no table): " + ", ".join(skipped_empty) + ".")
     for planned in tables:
@@ -467,15 +467,16 @@ def empty_workbook_conversion(path: Path, sheets: Sequence[tuple[int, str]], *,
     planted (with a warning) like an empty note, instead of failing every sync."""
     schema = {EMPTY_SHEETS_TABLE: {"columns": {"position": "INTEGER", "sheet": "TEXT"}, "primary_key": []}}
     rows: dict[str, Any] = {EMPTY_SHEETS_TABLE: tuple(sheets)}
-    notes = [f"The workbook holds no data: `{EMPTY_SHEETS_TABLE}` lists its sheets (position, name), "
-             "none of which has a cell value."]
+    # Said in the manual, which every sync regenerates: text before the map would stay
+    # in the body after the workbook gets data (a dataset refresh keeps the body).
+    notes = [f"This workbook holds no data: none of its sheets has a cell value; `{EMPTY_SHEETS_TABLE}` "
+             "lists them (position, name)."]
     all_warnings = [*warnings, f"{path.name}: workbook holds no data (every sheet is empty): planted "
                                "as a dataset that lists its empty sheets"]
     if comments:
         home: dict[tuple[str, str], str] = {}
         _add_comments_table(path, comments, (), home, schema, rows, notes, all_warnings)
     return Conversion(kind="dataset", title=path.stem, schema=schema, rows=rows, manual_notes=tuple(notes),
-                      markdown="This workbook holds no data: none of its sheets has a cell value.",
                       warnings=tuple(all_warnings))
 
 

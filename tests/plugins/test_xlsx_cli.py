@@ -65,7 +65,7 @@ def test_an_empty_workbook_plants_once_with_a_warning_and_syncs_clean(tmp_path: 
         "template.xlsx: workbook holds no data (every sheet is empty): planted as a dataset that "
         "lists its empty sheets"]
     text = body(forest, "template")
-    assert "This workbook holds no data: none of its sheets has a cell value." in text
+    assert "This workbook holds no data: none of its sheets has a cell value;" in text
     assert "### empty_sheets — 2 rows" in text
     commits = git_log(forest)
 
@@ -78,6 +78,16 @@ def test_an_empty_workbook_plants_once_with_a_warning_and_syncs_clean(tmp_path: 
     assert git_log(forest) == commits  # nothing new to commit
     validate = vine(tmp_path, "validate", "--forest", forest)
     assert " 0 error(s), 0 warning(s)" in validate.stdout, validate.stdout
+
+    # filled in later: the next sync refreshes the node as the dataset it now is
+    workbook["Budget"].append(["team", "usd"])
+    workbook["Budget"].append(["Ops", 1200])
+    workbook.save(source / "template.xlsx")
+    filled = vine(tmp_path, "sync", "--forest", forest, "--json")
+    assert json.loads(filled.stdout)["updated"] == ["template"], filled.stdout + filled.stderr
+    text = body(forest, "template")
+    assert "### budget — 1 row" in text
+    assert "holds no data" not in text and "empty_sheets" not in text
 
 
 def test_xlrd_chatter_never_reaches_stdout_with_json(tmp_path: Path) -> None:

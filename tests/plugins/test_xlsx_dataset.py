@@ -74,7 +74,7 @@ def test_cells_keep_their_stored_types(tmp_path: Path) -> None:
         ("INV-2", "10001", 880.0, 4, 0, "2026-01-07", "2026-01-07T00:00:00"),
     ]
     # general value rules live in the forest's dataset conventions, not in each manual
-    assert conversion.manual_notes == ("Tables: sheet 1 `Data` -> `data`.",)
+    assert conversion.manual_notes == ("Sheets as tables: sheet 1 `Data` -> `data`.",)
 
 
 def test_mixed_column_becomes_text_with_every_value_as_text(tmp_path: Path) -> None:
@@ -233,7 +233,9 @@ def test_workbook_without_data_plants_a_dataset_that_says_so(tmp_path: Path) -> 
     assert conversion.kind == "dataset"
     assert list(conversion.schema) == ["empty_sheets"]
     assert table_rows(conversion, "empty_sheets") == [(1, "Sheet"), (2, "second")]
-    assert conversion.markdown == "This workbook holds no data: none of its sheets has a cell value."
+    assert conversion.manual_notes == (
+        "This workbook holds no data: none of its sheets has a cell value; `empty_sheets` lists them "
+        "(position, name).",)
     assert conversion.warnings == (
         "blank.xlsx: workbook holds no data (every sheet is empty): planted as a dataset that lists "
         "its empty sheets",
