@@ -21,7 +21,9 @@ is a header, types, the comments table, the empty workbook) are shared with the
 - Comments: ``read_only`` mode does not load them, so when the zip lists a comments
   part at all (no cost otherwise), each worksheet's comments part is found through
   its relationships and parsed with openpyxl's own ``CommentSheet``. Modern Excel's
-  threaded comments are read through the legacy note Excel writes beside each one.
+  threaded comments (openpyxl does not read them) come from the sheet's
+  threadedComments part, each reply one more comment, authors named from the
+  persons part; the legacy note Excel writes as a copy of each thread is dropped.
 - openpyxl's ``UserWarning``s are recorded and become the file's warnings.
 """
 from __future__ import annotations
@@ -264,37 +266,89 @@ def _lists_comment_parts(path: Path) -> bool:
         return any("comment" in name.lower() for name in archive.namelist())
 
 
-def _sheet_comments(path: Path, sheet: Any, position: int, warnings: list[str]) -> list[CellComment]:
-    """The comments of one worksheet, from the comments part its relationships name."""
-    from openpyxl.comments.comment_sheet import CommentSheet
-    from openpyxl.packaging.relationship import get_dependents, get_rels_path
-    from openpyxl.utils.cell import coordinate_to_tuple
-    from openpyxl.xml.constants import COMMENTS_NS
-    from openpyxl.xml.functions import fromstring
+# Modern Excel's threaded comments (2019+): one part per sheet, authors in a persons part.
+THREADED_COMMENT_REL = "http://schemas.microsoft.com/office/2017/10/relationships/threadedComment"
+PERSON_REL = "http://schemas.microsoft.com/office/2017/10/relationships/person"
+WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
 
+
+def _sheet_comments(path: Path, sheet: Any, position: int, warnings: list[str]) -> list[CellComment]:
+    """The comments of one worksheet, in cell order: its threaded comments (each reply
+    is one more comment), and its notes, except the note Excel writes as the legacy
+    copy of a thread (the thread itself is kept, with its authors' names)."""
     member = getattr(sheet, "_worksheet_path", None)
     if not member:
         return []
-    found: list[CellComment] = []
     try:
         with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            rels_path = get_rels_path(member)
-            if rels_path not in names:
-                return []
-            for rel in get_dependents(archive, rels_path).find(COMMENTS_NS):
-                if rel.target not in names:
-                    continue
-                part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
-                for ref, comment in part.comments:
-                    row, column = coordinate_to_tuple(ref)
-                    found.append(CellComment(position=position, sheet=sheet.title, cell=ref, row=row,
-                                             column=column, author=comment.author, text=comment.text or ""))
+            notes, threads = _comment_parts(archive, member, position, sheet.title)
     except Exception as error:  # a damaged comments part costs the comments, not the data
         warnings.append(f"{path.name}: sheet {position}: its cell comments could not be read "
                         f"({type(error).__name__}) and are not kept; open and save the file in Excel")
         return []
-    return found
+    threaded_cells = {c.cell for c in threads}
+    kept = [c for c in notes if c.cell not in threaded_cells] + threads
+    return sorted(kept, key=lambda c: (c.row, c.column))  # stable: a thread keeps its order
+
+
+def _comment_parts(archive: zipfile.ZipFile, member: str, position: int,
+                   title: str) -> tuple[list[CellComment], list[CellComment]]:
+    """(notes, threaded comments) of the worksheet part ``member``."""
+    from openpyxl.comments.comment_sheet import CommentSheet
+    from openpyxl.packaging.relationship import get_dependents, get_rels_path
+    from openpyxl.xml.constants import COMMENTS_NS
+    from openpyxl.xml.functions import fromstring
+
+    names = set(archive.namelist())
+    rels_path = get_rels_path(member)
+    if rels_path not in names:
+        return [], []
+    rels = get_dependents(archive, rels_path)
+    notes: list[CellComment] = []
+    for rel in rels.find(COMMENTS_NS):
+        if rel.target in names:
+            part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
+            notes += [_comment(position, title, ref, c.author, c.text) for ref, c in part.comments]
+    threads: list[CellComment] = []
+    thread_parts = [rel.target for rel in rels.find(THREADED_COMMENT_REL) if rel.target in names]
+    if thread_parts:
+        people = _persons(archive, names)
+        for target in thread_parts:
+            for element in fromstring(archive.read(target)):
+                if _local(element.tag) != "threadedComment" or not element.get("ref"):
+                    continue
+                text = "".join(t.text or "" for t in element.iter() if _local(t.tag) == "text")
+                threads.append(_comment(position, title, element.get("ref"),
+                                        people.get(element.get("personId", "")), text))
+    return notes, threads
+
+
+def _persons(archive: zipfile.ZipFile, names: set[str]) -> dict[str, str]:
+    """Threaded-comment author ids -> display names, from the workbook's persons part."""
+    from openpyxl.packaging.relationship import get_dependents
+    from openpyxl.xml.functions import fromstring
+
+    if WORKBOOK_RELS not in names:
+        return {}
+    people: dict[str, str] = {}
+    for rel in get_dependents(archive, WORKBOOK_RELS).find(PERSON_REL):
+        if rel.target in names:
+            for person in fromstring(archive.read(rel.target)):
+                if _local(person.tag) == "person" and person.get("id"):
+                    people[person.get("id")] = person.get("displayName") or ""
+    return people
+
+
+def _comment(position: int, title: str, ref: str, author: str | None, text: str | None) -> CellComment:
+    from openpyxl.utils.cell import coordinate_to_tuple
+
+    row, column = coordinate_to_tuple(ref)
+    return CellComment(position=position, sheet=title, cell=ref, row=row, column=column,
+                       author=author or None, text=text or "")
+
+
+def _local(tag: Any) -> str:
+    return str(tag).rpartition("}")[2]
 
 
 def _sheet_facts(path: Path, workbook: Any, sheet: Any) -> SheetXmlFacts | None:

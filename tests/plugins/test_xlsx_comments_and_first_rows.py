@@ -107,6 +107,52 @@ def test_xlsx_cell_comments_become_a_comments_table_joined_to_their_rows(tmp_pat
     assert conversion.warnings == ()
 
 
+THREADS_NS = "http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments"
+THREAD_REL = "http://schemas.microsoft.com/office/2017/10/relationships/threadedComment"
+PERSON_REL = "http://schemas.microsoft.com/office/2017/10/relationships/person"
+
+
+def add_threaded_comments(path: Path) -> None:
+    """Give sheet 1 the parts modern Excel writes for a thread on B2 (a comment and a
+    reply), beside the legacy note it keeps as a copy."""
+    threads = (f'<ThreadedComments xmlns="{THREADS_NS}">'
+               '<threadedComment ref="B2" personId="{P1}" id="{C1}"><text>Is this final?</text></threadedComment>'
+               '<threadedComment ref="B2" personId="{P2}" id="{C2}" parentId="{C1}"><text>Yes, signed</text>'
+               '</threadedComment></ThreadedComments>')
+    persons = (f'<personList xmlns="{THREADS_NS}"><person displayName="Maria Lopez" id="{{P1}}" providerId="None"/>'
+               '<person displayName="Ben Okafor" id="{P2}" providerId="None"/></personList>')
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+    sheet_rels = "xl/worksheets/_rels/sheet1.xml.rels"
+    parts[sheet_rels] = parts[sheet_rels].replace(
+        b"</Relationships>",
+        f'<Relationship Type="{THREAD_REL}" Target="../threadedComments/threadedComment1.xml" Id="rt1"/>'
+        "</Relationships>".encode())
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>", f'<Relationship Type="{PERSON_REL}" Target="persons/person.xml" Id="rp1"/>'
+                             "</Relationships>".encode())
+    parts["xl/threadedComments/threadedComment1.xml"] = threads.encode()
+    parts["xl/persons/person.xml"] = persons.encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+
+
+def test_xlsx_threaded_comments_keep_each_reply_and_their_authors_names(tmp_path: Path) -> None:
+    workbook = workbook_with([["item", "price"], ["desk", 120]])
+    legacy = "[Threaded comment]\n\nYour version of Excel allows you to read this threaded comment.\n\nComment:\n    Is this final?"
+    workbook.active["B2"].comment = Comment(legacy, "tc={C1}")
+    workbook.active["A1"].comment = Comment("A plain note", "Ana")
+    path = save(workbook, tmp_path / "thread.xlsx")
+    add_threaded_comments(path)
+    conversion = XlsxConverter().convert(path)
+    assert list(conversion.rows["comments"]) == [
+        ("Data", "A1", 1, "data", "item", None, "Ana", "A plain note"),
+        ("Data", "B2", 2, "data", "price", 1, "Maria Lopez", "Is this final?"),
+        ("Data", "B2", 2, "data", "price", 1, "Ben Okafor", "Yes, signed"),
+    ]
+
+
 def test_xlsx_without_comments_has_no_comments_table(tmp_path: Path) -> None:
     conversion = XlsxConverter().convert(save(workbook_with([["a"], [1]]), tmp_path / "plain.xlsx"))
     assert list(conversion.schema) == ["data"]
