@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import datetime as dt
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -501,3 +501,10 @@ def chatter_warnings(path: Path, library: str, messages: Iterable[str]) -> list[
     if len(seen) > MAX_CHATTER_LINES:
         lines.append(f"{path.name}: {library} reported {len(seen) - MAX_CHATTER_LINES} more message(s)")
     return lines
+
+
+def with_warnings(conversion: Conversion, extra: Sequence[str]) -> Conversion:
+    """``conversion`` with ``extra`` warnings after its own."""
+    if not extra:
+        return conversion
+    return replace(conversion, warnings=tuple(conversion.warnings) + tuple(extra))

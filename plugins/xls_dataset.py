@@ -50,6 +50,7 @@ from monkeyllm_plugins._workbook import (
     sheet_label,
     stopped_warning,
     survey_sheet,
+    with_warnings,
     workbook_conversion,
 )
 
@@ -171,11 +172,7 @@ class XlsConverter:
             conversion = self._convert_book(path, book, merged_inspected=merged_inspected)
         finally:
             book.release_resources()
-        chatter = chatter_warnings(path, "xlrd", log.getvalue().splitlines())
-        if not chatter:
-            return conversion
-        from dataclasses import replace
-        return replace(conversion, warnings=tuple(conversion.warnings) + tuple(chatter))
+        return with_warnings(conversion, chatter_warnings(path, "xlrd", log.getvalue().splitlines()))
 
     def _convert_book(self, path: Path, book: Any, *, merged_inspected: bool) -> Conversion:
         warnings: list[str] = []

@@ -49,6 +49,7 @@ from monkeyllm_plugins._workbook import (
     sheet_label,
     stopped_warning,
     survey_sheet,
+    with_warnings,
     workbook_conversion,
 )
 
@@ -170,11 +171,13 @@ class XlsxConverter:
         with _warnings.catch_warnings(record=True) as said:
             _warnings.simplefilter("always")
             conversion = self._convert_file(path)
-        chatter = chatter_warnings(path, "openpyxl", (str(w.message) for w in said))
-        if not chatter:
-            return conversion
-        from dataclasses import replace
-        return replace(conversion, warnings=tuple(conversion.warnings) + tuple(chatter))
+        # openpyxl talks to users through UserWarning; anything else (a DeprecationWarning
+        # about openpyxl's own code) is for developers and goes on as usual
+        for caught in said:
+            if not issubclass(caught.category, UserWarning):
+                _warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+        told = [str(w.message) for w in said if issubclass(w.category, UserWarning)]
+        return with_warnings(conversion, chatter_warnings(path, "openpyxl", told))
 
     def _convert_file(self, path: Path) -> Conversion:
         import openpyxl
