@@ -1,8 +1,8 @@
 """The worker stage: hash, convert, describe, and load a dataset, for one file.
 
 ``prepare_file`` is pure (no forest access beyond a temporary folder for a new
-dataset file or a SQLite source's snapshot), picklable in and out, so it runs in a ``ProcessPoolExecutor``
-worker; the main process then plants in walk order.
+dataset file or a SQLite source's snapshot), picklable in and out, so it runs in
+a ``ProcessPoolExecutor`` worker; the main process then plants in walk order.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ class Prepared:
     problems: tuple[str, ...] = ()
     read_error: str | None = None
     unchanged: bool = False  # the hash matched the forest's: nothing to convert
-    dataset_db: str | None = None  # a dataset loaded (or a database snapshot made) by the worker, to be moved into place
+    # a dataset loaded, or a SQLite source's snapshot made, by the worker: moved into place
+    dataset_db: str | None = None
     row_counts: Mapping[str, int] | None = None
     derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
 
@@ -90,8 +91,8 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
 
 
 def _new_tmp_path(tmp_dir: str) -> str:
-    """A fresh path under ``tmp_dir`` with no file at it (create_dataset and
-    snapshot_database refuse to overwrite)."""
+    """A fresh path under ``tmp_dir`` with no file at it (create_dataset refuses an
+    existing file; snapshot_database expects none)."""
     import tempfile
     fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
     os.close(fd)
