@@ -29,14 +29,15 @@ Sheet rules:
   spaces is text. (These general rules are the forest dialect's dataset conventions;
   the manual notes carry only what is particular to one workbook.)
 
-Cell comments (notes) become a ``comments`` table, one row per comment: the sheet,
-the cell (``B3``) and its row number, the table and column the cell belongs to,
-``data_rowid`` (the rowid of the cell's row in that table; NULL for a comment on the
-header or on a skipped empty row), the author and the text. A comment on a cell
-outside every table (an empty sheet, a column beyond the data) keeps its sheet and
-cell, with NULL table, column and rowid. The
-manual names the table in one sentence. When the workbook already fills the ten
-tables a dataset holds, the comments are not kept and a warning says so.
+Cell comments (notes) become a ``comments`` table (``comments_2``... when a sheet
+took that name), one row per comment: the sheet, the cell (``B3``) and its row
+number (``sheet_row``), the table and column the cell belongs to, ``data_rowid`` (the
+rowid of the cell's row in that table; NULL for a comment on the header or on a
+skipped empty row), the author and the text. A comment on a cell outside every table
+(an empty sheet, a column beyond the data) keeps its sheet and cell, with NULL
+table, column and rowid. The manual names the table in one sentence. When the
+workbook already fills the ten tables a dataset holds, the comments are not kept and
+a warning says so.
 
 A workbook with no value in any sheet plants a dataset that says it holds no data
 (in its query manual, which every sync regenerates): its one table ``empty_sheets``
@@ -45,7 +46,8 @@ the workbook has data, the next sync refreshes it like any dataset.
 
 Library chatter (openpyxl's ``UserWarning``s, xlrd's log lines) never reaches
 stdout or stderr: ``chatter_warnings`` turns it into one-line warnings naming the
-file and the library.
+file and the library (the library's message only, on one line, cut at
+``MAX_CHATTER_CHARS``; at most ``MAX_CHATTER_LINES`` per file, then a count).
 """
 from __future__ import annotations
 
