@@ -291,3 +291,16 @@ def test_xlrd_log_lines_become_the_files_warnings(tmp_path: Path, capsys: pytest
     (warning,) = conversion.warnings
     assert warning.startswith("padded.xls: xlrd reported: file size (")
     assert "not 512 + multiple of sector size" in warning
+
+
+def test_chatter_is_one_line_per_message_deduplicated_and_bounded() -> None:
+    from monkeyllm_plugins._workbook import chatter_warnings
+
+    said = ["WARNING *** same thing", "WARNING *** same thing", "  ", "x" * 500,
+            *(f"NOTE *** note {i}\nsecond line" for i in range(6))]
+    lines = chatter_warnings(Path("a.xls"), "xlrd", said)
+    assert lines[0] == "a.xls: xlrd reported: same thing"
+    assert lines[1] == "a.xls: xlrd reported: " + "x" * 199 + "…"
+    assert lines[2] == "a.xls: xlrd reported: note 0 second line"
+    assert len(lines) == 6 and lines[-1] == "a.xls: xlrd reported 3 more message(s)"
+    assert all("\n" not in line for line in lines)
