@@ -468,6 +468,7 @@ class Vine:
         ``move`` renames instead (for a payload the caller built on the forest's
         filesystem, e.g. a dataset loaded into ``_derived/tmp``): no second copy."""
         from .hashing import copy_file_with_hash, sha256_file
+        from .sqlite_copy import needs_snapshot, snapshot_database
         name = fm.get("payload")
         if not name:
             raise VineError("E_FRONTMATTER", f"{fm['id']}: payload_source needs a payload name",
@@ -482,6 +483,11 @@ class Vine:
             txn.claim_payload(new=dest)
         if move:
             os.replace(source, dest)
+            fm["payload_hash"] = sha256_file(dest)
+        elif fm.get("payload_type") == "sqlite" and needs_snapshot(source):
+            # a WAL database: its -wal data checkpointed into a rollback-journal copy,
+            # so a query on the forest never needs a -wal/-shm beside the payload
+            snapshot_database(source, dest)
             fm["payload_hash"] = sha256_file(dest)
         else:
             fm["payload_hash"] = copy_file_with_hash(source, dest)

@@ -92,14 +92,21 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
     elif conv.payload_type == "sqlite":
         fields["type"] = "dataset"
         tables = dict((conv.structure or {}).get("tables") or {})
+        if prep.dataset_db is not None:
+            snapshot = Path(prep.dataset_db)
+        else:  # a conversion made without the worker stage: snapshot the source here
+            from monkeyllm_core.sqlite_copy import snapshot_database
+            snapshot = new_tmp_db()
+            snapshot_database(conv.payload_path or f.path, snapshot)
         if prep.row_counts is None and not tables:
             from monkeyllm_core.sample_map import describe_tables
-            info = describe_tables(f.path)  # a conversion made without the worker stage
+            info = describe_tables(snapshot)
             tables, counts = info.get("tables", {}), info.get("row_counts", {})
         else:
             counts = dict(prep.row_counts or {})
         summary = summary_for_dataset(title, counts, tables)
-        fields.update(payload_source=str(conv.payload_path), payload_type="sqlite",
+        # the snapshot (rollback journal, -wal data included), never the source itself
+        fields.update(payload_source=str(snapshot), payload_move=True, payload_type="sqlite",
                       manual_notes=list(conv.manual_notes))
         if prep.row_counts is not None:
             fields["row_counts"] = dict(prep.row_counts)  # counted once, in the worker

@@ -1,8 +1,8 @@
 """The worker stage: hash, convert, describe, and load a dataset, for one file.
 
 ``prepare_file`` is pure (no forest access beyond a temporary folder for a new
-dataset file), picklable in and out, so it runs in a ``ProcessPoolExecutor``
-worker; the main process then plants in walk order.
+dataset file or a SQLite source's snapshot), picklable in and out, so it runs in
+a ``ProcessPoolExecutor`` worker; the main process then plants in walk order.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ class Prepared:
     problems: tuple[str, ...] = ()
     read_error: str | None = None
     unchanged: bool = False  # the hash matched the forest's: nothing to convert
-    dataset_db: str | None = None  # a dataset loaded by the worker, to be moved into place
+    # a dataset loaded, or a SQLite source's snapshot made, by the worker: moved into place
+    dataset_db: str | None = None
     row_counts: Mapping[str, int] | None = None
     derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
 
@@ -53,12 +54,9 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         problems = tuple(found)
     if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
         import dataclasses
-        import tempfile
 
         from monkeyllm_core.dataset import create_dataset
-        fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
-        os.close(fd)
-        os.unlink(name)  # create_dataset refuses an existing file
+        name = _new_tmp_path(tmp_dir)
         try:
             counts = create_dataset(name, conv.schema, conv.rows)
         except Exception as exc:
@@ -71,15 +69,32 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         # deriving a summary reads the whole text: do it here, on the pool
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         derived=title_and_summary(conv, rel, name_title=name_title))
-    if conv is not None and conv.payload_type == "sqlite":
-        # count the rows here, in the worker: a big database's COUNT(*) is a scan
+    if conv is not None and conv.payload_type == "sqlite" and tmp_dir is not None:
+        # The source is never opened (a WAL database would grow -wal/-shm beside it):
+        # a rollback-journal snapshot, -wal data included, becomes the payload, and
+        # the rows are counted on it here, in the worker (COUNT(*) is a scan).
         from monkeyllm_core.sample_map import describe_tables
+        from monkeyllm_core.sqlite_copy import snapshot_database
+        snapshot = _new_tmp_path(tmp_dir)
         try:
-            counts = describe_tables(path).get("row_counts", {})
+            snapshot_database(conv.payload_path or path, snapshot)
+        except Exception as exc:
+            return Prepared(rel=rel, sha256=digest,
+                            read_error=f"{result.converter} failed: cannot copy the database ({one_line(exc)})")
+        try:
+            counts = describe_tables(snapshot).get("row_counts", {})
         except Exception:  # the engine reports an unreadable database when it maps the copy
             counts = None
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        row_counts=counts)
+                        dataset_db=snapshot, row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
 
 
+def _new_tmp_path(tmp_dir: str) -> str:
+    """A fresh path under ``tmp_dir`` with no file at it (create_dataset refuses an
+    existing file; snapshot_database expects none)."""
+    import tempfile
+    fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
+    os.close(fd)
+    os.unlink(name)
+    return name

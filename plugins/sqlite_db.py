@@ -1,26 +1,41 @@
 """Built-in converter: a SQLite database is adopted whole.
 
-The file is copied beside its passport as it stands; the engine generates the
-``## Query manual`` and ``## Sample rows`` from the installed copy. This converter
-only checks that the file is a readable database with something to query, and
-gathers warnings. Nothing is rebuilt row by row, so adopting 5 GB costs the same as
-5 MB: no COUNT(*), no integrity scan, only the schema and three rows per table.
+The file is copied beside its passport; the engine generates the ``## Query
+manual`` and ``## Sample rows`` from the installed copy. This converter only checks
+that the file is a readable database with something to query, and gathers warnings.
+Nothing is rebuilt row by row, so adopting 5 GB costs the same as 5 MB: no COUNT(*),
+no integrity scan, only the schema and three rows per table.
+
+The source is never written to, nor is anything created beside it:
+
+- with no ``-wal`` file beside it, it is read through ``immutable=1`` (no locks, no
+  ``-wal``/``-shm``/``-journal`` read or created);
+- with a non-empty ``-wal`` (a WAL database with changes not yet checkpointed, often
+  one an application still has open), the database and its ``-wal`` are copied into
+  a private temporary folder and read there, so committed rows still in the ``-wal``
+  are seen (``monkeyllm_core.sqlite_copy``).
+
+The payload the Gardener installs is made the same way (``snapshot_database``, in
+the worker stage): every committed row, in rollback-journal mode, so a query on the
+forest never creates side files. A leftover ``-journal`` (an interrupted
+transaction) is not replayed: a warning says the copy holds the file as it is.
 """
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from monkeyllm_core.sqlite_copy import has_wal_data, snapshot_database
+
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# Header bytes 18 and 19 are the write and read format versions: 2 means WAL mode.
-_WAL_FORMAT_VERSION = 2
 _SAMPLE_ROWS = 3
 # A view is a stored query: one that never ends (a recursive CTE sorted whole) would
 # hang the adopt. Each sample read gets this long, like a query primitive call.
@@ -41,29 +56,13 @@ class SqliteConverter:
     install_hint = 'pip install "monkeyllm[ingest]"'
 
     def convert(self, path: Path) -> Conversion:
-        header = _read_header(path)
-        warnings = _sidecar_warnings(path, header)
-        uncheckpointed = _has_uncheckpointed_changes(path)
-        try:
-            connection = sqlite3.connect(_read_only_uri(path), uri=True)
-        except sqlite3.Error as error:
-            raise ConversionError(f"{path.name}: cannot open the database ({error})") from error
-        try:
-            objects = _list_tables_and_views(connection, path)
-            if not any(obj.kind == "table" for obj in objects):
-                hint = (
-                    "; its -wal file holds changes not yet checkpointed: checkpoint it and sync again"
-                    if uncheckpointed
-                    else ""
-                )
-                raise ConversionError(f"{path.name}: database has no tables: nothing to query{hint}")
-            structure: dict[str, dict[str, Any]] = {"tables": {}, "views": {}, "samples": {}}
-            for obj in objects:
-                warning = _sample_read_problem(connection, obj, path, structure)
-                if warning:
-                    warnings.append(warning)
-        finally:
-            connection.close()
+        path = Path(path)
+        _read_header(path)
+        warnings = _journal_warnings(path)
+        if has_wal_data(path):
+            structure = _read_through_private_copy(path, warnings)
+        else:
+            structure = _read_structure(path, path, warnings)
         return Conversion(
             kind="payload",
             payload_type="sqlite",
@@ -96,33 +95,62 @@ def _read_header(path: Path) -> bytes:
     return header
 
 
+def _read_through_private_copy(path: Path, warnings: list[str]) -> dict[str, dict[str, Any]]:
+    """Read a database whose ``-wal`` holds data: a private copy of both, checkpointed."""
+    with tempfile.TemporaryDirectory(prefix="monkeyllm-sqlite-") as work:
+        copy = Path(work) / "db"
+        try:
+            snapshot_database(path, copy)
+        except (OSError, sqlite3.Error) as error:
+            raise ConversionError(
+                f"{path.name}: cannot read the database with its {path.name}-wal file "
+                f"({_one_line(error)}); checkpoint it (PRAGMA wal_checkpoint) and sync again"
+            ) from None
+        return _read_structure(copy, path, warnings)
+
+
+def _read_structure(db: Path, path: Path, warnings: list[str]) -> dict[str, dict[str, Any]]:
+    """Tables, views, their columns and first rows of the database file ``db`` (the
+    source ``path`` or a private copy of it); messages name ``path``."""
+    try:
+        connection = sqlite3.connect(_read_only_uri(db), uri=True)
+    except sqlite3.Error as error:
+        raise ConversionError(f"{path.name}: cannot open the database ({error})") from error
+    try:
+        objects = _list_tables_and_views(connection, path)
+        if not any(obj.kind == "table" for obj in objects):
+            raise ConversionError(f"{path.name}: database has no tables: nothing to query")
+        structure: dict[str, dict[str, Any]] = {"tables": {}, "views": {}, "samples": {}}
+        for obj in objects:
+            warning = _sample_read_problem(connection, obj, path, structure)
+            if warning:
+                warnings.append(warning)
+    finally:
+        connection.close()
+    return structure
+
+
+def _one_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def _read_only_uri(path: Path) -> str:
     # Percent-encoding the absolute path keeps '#', '?' and '%' in folder names from
-    # being read as URI syntax. immutable=1: no locks, no -wal or -journal is read or
-    # created, so we see exactly the bytes the Gardener will copy.
+    # being read as URI syntax. immutable=1: no locks, no -wal, -shm or -journal is
+    # read or created, so nothing ever appears beside the file (callers read a
+    # private copy instead when a -wal holds data).
     return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
 
 
-def _sidecar_warnings(path: Path, header: bytes) -> list[str]:
-    warnings: list[str] = []
-    wal_mode = len(header) > 19 and header[18] == _WAL_FORMAT_VERSION
-    if _has_uncheckpointed_changes(path) and wal_mode:
-        warnings.append(
-            f"{path.name}: a non-empty {path.name}-wal file sits beside it; changes not yet "
-            "checkpointed into the database are not part of the copy; checkpoint it "
-            "(PRAGMA wal_checkpoint) and sync again"
-        )
+def _journal_warnings(path: Path) -> list[str]:
     if _non_empty(path.with_name(path.name + "-journal")):
-        warnings.append(
+        return [
             f"{path.name}: a {path.name}-journal file sits beside it (an interrupted "
             "transaction); the copy holds the database as it is on disk, without rolling "
             "it back; open it once with sqlite3 and sync again"
-        )
-    return warnings
-
-
-def _has_uncheckpointed_changes(path: Path) -> bool:
-    return _non_empty(path.with_name(path.name + "-wal"))
+        ]
+    return []
 
 
 def _non_empty(path: Path) -> bool:

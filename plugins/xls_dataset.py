@@ -1,24 +1,31 @@
 """Built-in converter: a legacy Excel ``.xls`` (BIFF) workbook becomes a dataset.
 
-Same shape and rules as the ``.xlsx`` converter (one table per worksheet, header =
-first non-empty row, trimmed edges, per-column types; see ``xlsx_dataset``), read
-with xlrd. Specifics:
+Same shape and rules as the ``.xlsx`` converter (one table per worksheet, the first
+row a header unless it looks like data, trimmed edges, per-column types, a
+``comments`` table, an empty workbook planted as such; see ``_workbook``), read with
+xlrd. Specifics:
 
 - BIFF stores every number as a double: a whole number up to 2**53 is read as an
   integer, anything else as a float. Date cells (detected by xlrd from the cell
   format) are converted with ``xldate_as_datetime`` and the workbook's own date system
   (1900 or 1904): a value below 1 is a time of day. A date outside what Python can
-  represent stays its serial number, with a warning. Error cells are their Excel text
-  (``#DIV/0!``).
+  represent stays its serial number, with a warning and a manual note naming the date
+  system (the only case where it changes a stored value). Error cells are their
+  Excel text (``#DIV/0!``).
 - Merged ranges come from ``formatting_info=True``; policy: the value stays in the
   top-left cell, the other cells of the range are NULL. If xlrd cannot read the
   formatting records the file is read without them and the notes say merged ranges
   were not inspected.
+- Cell comments come from xlrd's ``Sheet.cell_note_map`` (NOTE/TXO records, read with
+  or without formatting records).
+- xlrd writes diagnostics to a log file (stdout by default, which would corrupt
+  ``--json``): it gets a private buffer, and what it says becomes the file's warnings.
 - An encrypted workbook (xlrd: "Workbook is encrypted", or an encrypted OOXML package
   in an OLE wrapper) fails as encrypted; an ``.xlsx`` renamed ``.xls`` is named as such.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,15 +38,19 @@ from monkeyllm_plugins._container import (
     ole_stream_names,
 )
 from monkeyllm_plugins._tabular import table_name_from, unique_name
-from monkeyllm_plugins.xlsx_dataset import (
+from monkeyllm_plugins._workbook import (
     INSTALL_HINT,
     MERGED_NOTE,
+    CellComment,
     PlannedTable,
     SheetPlan,
+    chatter_warnings,
     describe_tables,
+    empty_workbook_conversion,
     sheet_label,
     stopped_warning,
     survey_sheet,
+    with_warnings,
     workbook_conversion,
 )
 
@@ -91,11 +102,13 @@ def _sheet_values(sheet: Any, datemode: int, problems: _DateProblems) -> Iterato
         yield [cell_value(cell, datemode, problems) for cell in sheet.row(index)]
 
 
-def _open_book(path: Path, *, formatting_info: bool) -> Any:
+def _open_book(path: Path, *, formatting_info: bool, log: io.StringIO) -> Any:
+    """Open with xlrd, its diagnostics going to ``log``, never to stdout."""
     import xlrd
 
     try:
-        return xlrd.open_workbook(str(path), formatting_info=formatting_info, on_demand=True)
+        return xlrd.open_workbook(str(path), formatting_info=formatting_info, on_demand=True,
+                                  logfile=log, verbosity=0)
     except xlrd.XLRDError as error:
         text = str(error)
         if "encrypted" in text.lower():
@@ -127,12 +140,13 @@ class XlsSheetRows:
     plan: SheetPlan
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        book = _open_book(self.path, formatting_info=False)
+        # what xlrd says was reported when the workbook was surveyed: discarded here
+        book = _open_book(self.path, formatting_info=False, log=io.StringIO())
         try:
             sheet = book.sheet_by_index(self.sheet_index)
             problems = _DateProblems()
             last = min(self.plan.last_row, sheet.nrows)
-            for index in range(self.plan.header_row, last):  # 0-based: data starts after the header
+            for index in range(self.plan.data_start - 1, last):  # 0-based row indexes
                 row = [cell_value(cell, book.datemode, problems) for cell in sheet.row(index)]
                 rendered = self.plan.render(row)
                 if rendered is not None:
@@ -152,28 +166,13 @@ class XlsConverter:
         check_not_empty(path)
         if is_ole_file(path) and set(ENCRYPTION_STREAMS) & ole_stream_names(path):
             raise UnsupportedFile(encrypted_message(path))
-        merged_inspected = True
+        log = io.StringIO()
+        book, merged_inspected = _open_with_formatting_if_possible(path, log)
         try:
-            book = _open_book(path, formatting_info=True)
-        except ConversionError:
-            raise
-        except Exception:  # xlrd cannot read some files' formatting records
-            merged_inspected = False
-            book = None
-        if book is None:
-            try:
-                book = _open_book(path, formatting_info=False)
-            except ConversionError:
-                raise
-            except Exception as error:
-                raise ConversionError(
-                    f"{path.name}: not a readable .xls workbook ({type(error).__name__}): "
-                    "open it in Excel and save it again"
-                ) from None
-        try:
-            return self._convert_book(path, book, merged_inspected=merged_inspected)
+            conversion = self._convert_book(path, book, merged_inspected=merged_inspected)
         finally:
             book.release_resources()
+        return with_warnings(conversion, chatter_warnings(path, "xlrd", log.getvalue().splitlines()))
 
     def _convert_book(self, path: Path, book: Any, *, merged_inspected: bool) -> Conversion:
         warnings: list[str] = []
@@ -181,14 +180,19 @@ class XlsConverter:
         rows: dict[str, XlsSheetRows] = {}
         skipped_empty: list[str] = []
         merged_tables: list[str] = []
+        sheets: list[tuple[int, str]] = []
+        comments: list[CellComment] = []
         problems = _DateProblems()
         for index in range(book.nsheets):
             sheet = book.sheet_by_index(index)
             position = index + 1
+            sheets.append((position, sheet.name))
+            comments += _sheet_comments(sheet, position)
             label = sheet_label(position, sheet.name)
             plan = survey_sheet(_sheet_values(sheet, book.datemode, problems))
             if plan is None:
                 skipped_empty.append(label)
+                book.unload_sheet(index)
                 continue
             table = unique_name(
                 table_name_from(sheet.name, fallback="sheet"), {t.table for t in tables}
@@ -198,7 +202,7 @@ class XlsConverter:
             stopped = stopped_warning(path, position, table, plan)
             if stopped:
                 warnings.append(stopped)
-            tables.append(PlannedTable(table=table, sheet_label=label, plan=plan))
+            tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
             rows[table] = XlsSheetRows(path=path, sheet_index=index, plan=plan)
             book.unload_sheet(index)
         # xlrd loads worksheets only; charts, macro and dialog sheets are dropped by it.
@@ -208,15 +212,18 @@ class XlsConverter:
                 f"{path.name}: {other_sheets} chart/macro sheet(s) have no cells: skipped"
             )
         if not tables:
-            raise ConversionError(f"{path.name}: workbook has no data: every sheet is empty")
+            return empty_workbook_conversion(path, sheets, warnings=warnings, comments=comments)
+        notes = describe_tables(tables, skipped_empty=skipped_empty)
         if problems.count:
             warnings.append(
                 f"{path.name}: {problems.count} date cell(s) are outside the calendar Python "
                 "can represent and were kept as Excel serial numbers: check those cells"
             )
-        notes = describe_tables(tables, skipped_empty=skipped_empty)
-        system = "1904" if book.datemode == 1 else "1900"
-        notes.append(f"Dates were read with the workbook's {system} date system.")
+            system = "1904" if book.datemode == 1 else "1900"
+            notes.append(
+                f"{problems.count} date cell(s) outside the calendar hold Excel serial numbers "
+                f"(days since the workbook's {system} date system's day 0)."
+            )
         if merged_tables:
             notes.append(f"{MERGED_NOTE} Merged ranges per table: {', '.join(merged_tables)}.")
         elif not merged_inspected:
@@ -224,7 +231,37 @@ class XlsConverter:
                 "Merged ranges could not be inspected in this file; a merged range keeps its "
                 "value in its top-left cell only."
             )
-        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings)
+        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings,
+                                   comments=comments)
+
+
+def _open_with_formatting_if_possible(path: Path, log: io.StringIO) -> tuple[Any, bool]:
+    """The book with its formatting records (merged ranges), else without them."""
+    try:
+        return _open_book(path, formatting_info=True, log=log), True
+    except ConversionError:
+        raise
+    except Exception:  # xlrd cannot read some files' formatting records
+        pass
+    try:
+        return _open_book(path, formatting_info=False, log=log), False
+    except ConversionError:
+        raise
+    except Exception as error:
+        raise ConversionError(
+            f"{path.name}: not a readable .xls workbook ({type(error).__name__}): "
+            "open it in Excel and save it again"
+        ) from None
+
+
+def _sheet_comments(sheet: Any, position: int) -> list[CellComment]:
+    from xlrd.formula import cellname
+
+    return [
+        CellComment(position=position, sheet=sheet.name, cell=cellname(rowx, colx), row=rowx + 1,
+                    column=colx + 1, author=note.author or None, text=note.text or "")
+        for (rowx, colx), note in sorted(sheet.cell_note_map.items())
+    ]
 
 
 @hookimpl

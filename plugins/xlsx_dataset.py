@@ -1,19 +1,16 @@
 """Built-in converter: an Excel ``.xlsx``/``.xlsm`` workbook becomes a dataset.
 
-Rules (also stated in the query manual notes of every converted workbook):
+The sheet rules (one table per worksheet, where the table starts, when the first row
+is a header, types, the comments table, the empty workbook) are shared with the
+``.xls`` converter and stated in ``_workbook``. Specifics of this format:
 
 - Container first: ``check_zip_container`` refuses encrypted workbooks, legacy ``.xls``
   renamed, truncated zips and zip bombs before openpyxl opens anything.
 - One table per worksheet, named from the sheet name (``table_name_from``; a name
   already taken gets ``_2``, ``_3``...). Empty worksheets are skipped and named in the
-  notes; chartsheets are skipped with a warning; a workbook with no data fails.
-- The header is the first non-empty row; names are repaired by ``repair_headers``
-  (values in a column without a header are kept, in ``column_N``).
-- Leading and trailing empty rows and columns are trimmed; an empty row between data
-  rows is skipped and counted in the notes. The sheet's declared dimension is
-  ignored (it can claim A1:XFD1048576): only rows present in the sheet XML are read,
-  and below the header reading stops after ``EMPTY_ROW_RUN_LIMIT`` consecutive empty
-  rows (a warning says so when it happens: data further down is not imported).
+  notes; chartsheets are skipped with a warning.
+- The sheet's declared dimension is ignored (it can claim A1:XFD1048576): only rows
+  present in the sheet XML are read.
 - Values come from openpyxl with ``data_only=True``: a formula gives its cached
   value. A formula cell saved without a cached value (files written by scripts) is
   NULL, and a warning counts them. The sheet XML is scanned once, streaming, to count
@@ -21,21 +18,17 @@ Rules (also stated in the query manual notes of every converted workbook):
 - Merged cells: the value stays in the top-left cell of the range, the other cells of
   the range are NULL (that is how Excel stores them); the notes say so when a sheet has
   merged ranges.
-- Types: cells keep the types Excel stored, text is never re-parsed as a number
-  (``00501`` typed as text stays TEXT). Per column: INTEGER when every value is a
-  whole number (booleans count as 1/0), REAL when numbers include decimals, TEXT
-  otherwise, and then every value is written as text (``true``/``false`` for
-  booleans). Dates, times and datetimes are ISO 8601 TEXT: ``YYYY-MM-DD`` when every
-  datetime of the column falls at midnight, else ``YYYY-MM-DDTHH:MM:SS``; durations
-  as ``H:MM:SS``. An empty cell (or one holding an empty string) is NULL; a cell of
-  spaces is text.
-
-The sheet-planning part (``survey_sheet`` / ``SheetPlan``) is format-neutral and shared
-with the ``.xls`` converter: it works on rows of Python values.
+- Comments: ``read_only`` mode does not load them, so when the zip lists a comments
+  part at all (no cost otherwise), each worksheet's comments part is found through
+  its relationships and parsed with openpyxl's own ``CommentSheet``. Modern Excel's
+  threaded comments (openpyxl does not read them) come from the sheet's
+  threadedComments part, each reply one more comment, authors named from the
+  persons part; the legacy note Excel writes as a copy of each thread is dropped.
+- openpyxl's ``UserWarning``s are recorded and become the file's warnings.
 """
 from __future__ import annotations
 
-import datetime as dt
+import warnings as _warnings
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
@@ -43,271 +36,25 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from monkeyllm_plugins._container import check_zip_container
-from monkeyllm_plugins._tabular import (
-    MAX_TABLES_PER_DATASET,
-    TooManyColumns,
-    TypeTracker,
-    classify_value,
-    convert_value,
-    repair_headers,
-    split_wide_table,
-    table_name_from,
-    unique_name,
+from monkeyllm_plugins._tabular import table_name_from, unique_name
+from monkeyllm_plugins._workbook import (
+    INSTALL_HINT,
+    MERGED_NOTE,
+    CellComment,
+    PlannedTable,
+    SheetPlan,
+    chatter_warnings,
+    describe_tables,
+    empty_workbook_conversion,
+    sheet_label,
+    stopped_warning,
+    survey_sheet,
+    with_warnings,
+    workbook_conversion,
 )
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl
-
-EMPTY_ROW_RUN_LIMIT = 1_000
-INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
-_TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
-
-VALUE_RULES_NOTE = (
-    "Cells keep the type the spreadsheet stored (text is never re-read as a number): a "
-    "column is INTEGER when all its values are whole numbers (booleans as 1/0), REAL when "
-    "some have decimals, otherwise TEXT with every value written as text (booleans as "
-    "`true`/`false`). Dates and times are ISO 8601 text (`YYYY-MM-DD` for a column of "
-    "dates at midnight, else `YYYY-MM-DDTHH:MM:SS`). An empty cell is NULL."
-)
-MERGED_NOTE = (
-    "Merged cells keep their value in the top-left cell of the range; the other cells of "
-    "the range are NULL."
-)
-
-
-# ---------------------------------------------------------------- sheet planning
-
-
-def is_empty_cell(value: Any) -> bool:
-    return value is None or value == ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ColumnPlan:
-    sql_type: str
-    dates_only: bool  # every datetime in the column is at midnight: write YYYY-MM-DD
-
-
-@dataclass(frozen=True, kw_only=True)
-class SheetPlan:
-    """Where a sheet's table sits (1-based row numbers, 0-based column offsets) and how
-    each column is written. Computed in one streaming pass; picklable."""
-
-    header_row: int
-    last_row: int
-    first_col: int
-    names: tuple[str, ...]
-    columns: tuple[ColumnPlan, ...]
-    header_notes: tuple[str, ...]
-    row_count: int
-    empty_rows_skipped: int
-    stopped_at_row: int | None  # the empty-row run limit ended the scan here
-
-    @property
-    def width(self) -> int:
-        return len(self.names)
-
-    def render(self, row: Sequence[Any]) -> tuple[Any, ...] | None:
-        """One data row as written to SQLite, or None for an empty row."""
-        window = list(row[self.first_col : self.first_col + self.width])
-        if all(is_empty_cell(value) for value in window):
-            return None
-        window.extend([None] * (self.width - len(window)))
-        return tuple(write_cell(value, column) for value, column in zip(window, self.columns))
-
-
-def write_cell(value: Any, column: ColumnPlan) -> Any:
-    if is_empty_cell(value):
-        return None
-    if isinstance(value, _TEMPORAL):
-        return temporal_text(value, dates_only=column.dates_only)
-    return convert_value(value, column.sql_type)
-
-
-def temporal_text(value: Any, *, dates_only: bool) -> str:
-    if isinstance(value, dt.datetime):
-        return value.date().isoformat() if dates_only else value.isoformat(sep="T")
-    if isinstance(value, dt.timedelta):
-        seconds = int(value.total_seconds())
-        sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
-        return f"{sign}{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-    return value.isoformat()  # date or time
-
-
-def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
-    """Plan a sheet from its rows (row 1 first, gaps as empty rows); None when empty."""
-    header_row: int | None = None
-    header: Sequence[Any] = ()
-    last_row = 0
-    first_col, end_col = None, 0
-    data_rows = 0
-    empty_run = 0
-    stopped_at: int | None = None
-    tracker = TypeTracker()
-    has_time_of_day: set[int] = set()
-    for number, row in enumerate(rows, start=1):
-        filled = [index for index, value in enumerate(row) if not is_empty_cell(value)]
-        if not filled:
-            empty_run += 1
-            # Only below a header: a sheet may start far down, and skipping it as
-            # "empty" would lose it without a word.
-            if header_row is not None and empty_run >= EMPTY_ROW_RUN_LIMIT:
-                stopped_at = number
-                break
-            continue
-        empty_run = 0
-        last_row = number
-        first_col = filled[0] if first_col is None else min(first_col, filled[0])
-        end_col = max(end_col, filled[-1] + 1)
-        if header_row is None:
-            header_row, header = number, row
-            continue
-        data_rows += 1
-        for index in filled:
-            value = row[index]
-            if isinstance(value, _TEMPORAL):
-                tracker.observe(index, "text")
-                if isinstance(value, dt.datetime) and value.time() != dt.time(0):
-                    has_time_of_day.add(index)
-            else:
-                tracker.observe(index, classify_value(value))
-    if header_row is None or first_col is None:
-        return None
-    span = range(first_col, end_col)
-    raw_headers = [header_text(header[i]) if i < len(header) else None for i in span]
-    names, notes = repair_headers(raw_headers)
-    types = tracker.types(end_col)
-    columns = tuple(
-        ColumnPlan(sql_type=types[i], dates_only=i not in has_time_of_day) for i in span
-    )
-    between = last_row - header_row
-    return SheetPlan(
-        header_row=header_row,
-        last_row=last_row,
-        first_col=first_col,
-        names=tuple(names),
-        columns=columns,
-        header_notes=tuple(notes),
-        row_count=data_rows,
-        empty_rows_skipped=between - data_rows,
-        stopped_at_row=stopped_at,
-    )
-
-
-def header_text(value: Any) -> str | None:
-    if is_empty_cell(value):
-        return None
-    if isinstance(value, _TEMPORAL):
-        at_midnight = isinstance(value, dt.datetime) and value.time() == dt.time(0)
-        return temporal_text(value, dates_only=at_midnight)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlannedTable:
-    table: str
-    sheet_label: str  # "sheet 2 `Q1 Sales`": for notes only, never for warnings
-    plan: SheetPlan
-
-
-def describe_tables(tables: Sequence[PlannedTable], *, skipped_empty: Sequence[str]) -> list[str]:
-    """Manual notes shared by the workbook converters."""
-    notes = ["Each worksheet is one table; the first non-empty row of a sheet is its header."]
-    notes.append(
-        "Tables: " + "; ".join(f"{t.sheet_label} -> `{t.table}`" for t in tables) + "."
-    )
-    if skipped_empty:
-        notes.append("Empty sheets skipped (no table): " + ", ".join(skipped_empty) + ".")
-    for planned in tables:
-        for note in planned.plan.header_notes:
-            notes.append(f"`{planned.table}`: {note}")
-        if planned.plan.empty_rows_skipped:
-            notes.append(
-                f"`{planned.table}`: {planned.plan.empty_rows_skipped} empty row(s) between "
-                "data rows were skipped."
-            )
-    notes.append(VALUE_RULES_NOTE)
-    return notes
-
-
-def schema_for(tables: Sequence[PlannedTable]) -> dict[str, dict[str, Any]]:
-    return {
-        t.table: {
-            "columns": {
-                name: column.sql_type for name, column in zip(t.plan.names, t.plan.columns)
-            },
-            "primary_key": [],
-        }
-        for t in tables
-    }
-
-
-@dataclass(frozen=True)
-class ColumnSlice:
-    """Columns ``start:stop`` of another re-iterable row source (a wide sheet's part)."""
-
-    rows: Any
-    start: int
-    stop: int
-
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for row in self.rows:
-            yield tuple(row[self.start:self.stop])
-
-
-def workbook_conversion(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any], *,
-                        notes: Sequence[str], warnings: Sequence[str]) -> Conversion:
-    """The dataset a workbook becomes (xlsx and xls alike), within the engine's limits: a
-    sheet wider than 50 columns is split into parts joined by rowid (nothing dropped);
-    more than 10 tables in all is refused with the fix, since a dataset holds at most 10."""
-    schema = schema_for(tables)
-    taken = set(schema)
-    out_schema: dict[str, dict[str, Any]] = {}
-    out_rows: dict[str, Any] = {}
-    split_notes: list[str] = []
-    for planned in tables:
-        table = planned.table
-        names = list(schema[table]["columns"])
-        try:
-            parts, note = split_wide_table(table, names)
-        except TooManyColumns as error:
-            raise ConversionError(f"{path.name}: {planned.sheet_label} is too wide ({error}): "
-                                  "split the sheet into several sheets or files") from None
-        if note is None:
-            out_schema[table], out_rows[table] = schema[table], rows[table]
-            continue
-        split_notes.append(note)
-        for part in parts:
-            name = part.name if part.name == table else unique_name(part.name, taken)
-            taken.add(name)
-            out_schema[name] = {"columns": {n: schema[table]["columns"][n] for n in names[part.start:part.stop]},
-                                "primary_key": []}
-            out_rows[name] = ColumnSlice(rows[table], part.start, part.stop)
-    if len(out_schema) > MAX_TABLES_PER_DATASET:
-        raise ConversionError(
-            f"{path.name}: {len(out_schema)} tables (sheets, with wide sheets split), more than the "
-            f"{MAX_TABLES_PER_DATASET} a dataset holds: split the workbook into several files")
-    return Conversion(kind="dataset", title=path.stem, schema=out_schema, rows=out_rows,
-                      manual_notes=tuple(notes) + tuple(split_notes), warnings=tuple(warnings))
-
-
-def sheet_label(position: int, title: str) -> str:
-    shown = " ".join(title.split()).replace("`", "'")[:60]
-    return f"sheet {position} `{shown}`"
-
-
-def stopped_warning(path: Path, position: int, table: str, plan: SheetPlan) -> str | None:
-    if plan.stopped_at_row is None:
-        return None
-    return (
-        f"{path.name}: sheet {position} (table {table}): reading stopped at row "
-        f"{plan.stopped_at_row} after {EMPTY_ROW_RUN_LIMIT} empty rows; anything further down "
-        "was not imported: delete the empty rows in Excel if data follows them"
-    )
 
 
 # ---------------------------------------------------------------- xlsx specifics
@@ -354,12 +101,14 @@ class XlsxSheetRows:
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         import openpyxl
 
-        workbook = openpyxl.load_workbook(self.path, read_only=True, data_only=True)
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")  # said once already, when the workbook was surveyed
+            workbook = openpyxl.load_workbook(self.path, read_only=True, data_only=True)
         try:
             sheet = workbook[self.sheet_title]
             sheet.reset_dimensions()  # never trust the declared dimension
             rows = sheet.iter_rows(
-                min_row=self.plan.header_row + 1,
+                min_row=self.plan.data_start,
                 max_row=self.plan.last_row,
                 max_col=self.plan.first_col + self.plan.width,
                 values_only=True,
@@ -404,7 +153,7 @@ class CachedSheetRows:
     plan: SheetPlan
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for row in self.raw[self.plan.header_row:self.plan.last_row]:
+        for row in self.raw[self.plan.data_start - 1:self.plan.last_row]:
             rendered = self.plan.render(row)
             if rendered is not None:
                 yield rendered
@@ -419,6 +168,18 @@ class XlsxConverter:
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
         check_zip_container(path)
+        with _warnings.catch_warnings(record=True) as said:
+            _warnings.simplefilter("always")
+            conversion = self._convert_file(path)
+        # openpyxl talks to users through UserWarning; anything else (a DeprecationWarning
+        # about openpyxl's own code) is for developers and goes on as usual
+        for caught in said:
+            if not issubclass(caught.category, UserWarning):
+                _warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+        told = [str(w.message) for w in said if issubclass(w.category, UserWarning)]
+        return with_warnings(conversion, chatter_warnings(path, "openpyxl", told))
+
+    def _convert_file(self, path: Path) -> Conversion:
         import openpyxl
 
         try:
@@ -439,14 +200,20 @@ class XlsxConverter:
         rows: dict[str, XlsxSheetRows | CachedSheetRows] = {}
         skipped_empty: list[str] = []
         merged_tables: list[str] = []
+        sheets: list[tuple[int, str]] = []
+        comments: list[CellComment] = []
         missing_values = 0
+        comment_parts = _lists_comment_parts(path)
         for position, title in enumerate(workbook.sheetnames, start=1):
             sheet = workbook[title]
+            sheets.append((position, sheet.title))
             if not hasattr(sheet, "iter_rows"):
                 warnings.append(
                     f"{path.name}: sheet {position} is a chartsheet (a chart, no cells): skipped"
                 )
                 continue
+            if comment_parts:
+                comments += _sheet_comments(path, sheet, position, warnings)
             label = sheet_label(position, sheet.title)
             sheet.reset_dimensions()  # a lying <dimension> must not drive the loop
             cache = _SurveyCache(sheet.iter_rows(values_only=True))
@@ -472,13 +239,13 @@ class XlsxConverter:
             stopped = stopped_warning(path, position, table, plan)
             if stopped:
                 warnings.append(stopped)
-            tables.append(PlannedTable(table=table, sheet_label=label, plan=plan))
+            tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
             if cache.rows is not None:
                 rows[table] = CachedSheetRows(raw=tuple(cache.rows), plan=plan)
             else:
                 rows[table] = XlsxSheetRows(path=path, sheet_title=sheet.title, plan=plan)
         if not tables:
-            raise ConversionError(f"{path.name}: workbook has no data: every sheet is empty")
+            return empty_workbook_conversion(path, sheets, warnings=warnings, comments=comments)
         if missing_values:
             warnings.append(
                 f"{path.name}: {missing_values} formula cell(s) had no cached value and are "
@@ -492,7 +259,99 @@ class XlsxConverter:
                 f"{missing_values} formula cell(s) were saved without a computed value "
                 "and are NULL."
             )
-        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings)
+        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings,
+                                   comments=comments)
+
+
+def _lists_comment_parts(path: Path) -> bool:
+    """True when the zip lists a part that can hold comments (a cheap first look)."""
+    with zipfile.ZipFile(path) as archive:
+        return any("comment" in name.lower() for name in archive.namelist())
+
+
+# Modern Excel's threaded comments (2019+): one part per sheet, authors in a persons part.
+THREADED_COMMENT_REL = "http://schemas.microsoft.com/office/2017/10/relationships/threadedComment"
+PERSON_REL = "http://schemas.microsoft.com/office/2017/10/relationships/person"
+WORKBOOK_RELS = "xl/_rels/workbook.xml.rels"
+
+
+def _sheet_comments(path: Path, sheet: Any, position: int, warnings: list[str]) -> list[CellComment]:
+    """The comments of one worksheet, in cell order: its threaded comments (each reply
+    is one more comment), and its notes, except the note Excel writes as the legacy
+    copy of a thread (the thread itself is kept, with its authors' names)."""
+    member = getattr(sheet, "_worksheet_path", None)
+    if not member:
+        return []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            notes, threads = _comment_parts(archive, member, position, sheet.title)
+    except Exception as error:  # a damaged comments part costs the comments, not the data
+        warnings.append(f"{path.name}: sheet {position}: its cell comments could not be read "
+                        f"({type(error).__name__}) and are not kept; open and save the file in Excel")
+        return []
+    threaded_cells = {c.cell for c in threads}
+    kept = [c for c in notes if c.cell not in threaded_cells] + threads
+    return sorted(kept, key=lambda c: (c.row, c.column))  # stable: a thread keeps its order
+
+
+def _comment_parts(archive: zipfile.ZipFile, member: str, position: int,
+                   title: str) -> tuple[list[CellComment], list[CellComment]]:
+    """(notes, threaded comments) of the worksheet part ``member``."""
+    from openpyxl.comments.comment_sheet import CommentSheet
+    from openpyxl.packaging.relationship import get_dependents, get_rels_path
+    from openpyxl.xml.constants import COMMENTS_NS
+    from openpyxl.xml.functions import fromstring
+
+    names = set(archive.namelist())
+    rels_path = get_rels_path(member)
+    if rels_path not in names:
+        return [], []
+    rels = get_dependents(archive, rels_path)
+    notes: list[CellComment] = []
+    for rel in rels.find(COMMENTS_NS):
+        if rel.target in names:
+            part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
+            notes += [_comment(position, title, ref, c.author, c.text) for ref, c in part.comments]
+    threads: list[CellComment] = []
+    thread_parts = [rel.target for rel in rels.find(THREADED_COMMENT_REL) if rel.target in names]
+    if thread_parts:
+        people = _persons(archive, names)
+        for target in thread_parts:
+            for element in fromstring(archive.read(target)):
+                if _local(element.tag) != "threadedComment" or not element.get("ref"):
+                    continue
+                text = "".join(t.text or "" for t in element.iter() if _local(t.tag) == "text")
+                threads.append(_comment(position, title, element.get("ref"),
+                                        people.get(element.get("personId", "")), text))
+    return notes, threads
+
+
+def _persons(archive: zipfile.ZipFile, names: set[str]) -> dict[str, str]:
+    """Threaded-comment author ids -> display names, from the workbook's persons part."""
+    from openpyxl.packaging.relationship import get_dependents
+    from openpyxl.xml.functions import fromstring
+
+    if WORKBOOK_RELS not in names:
+        return {}
+    people: dict[str, str] = {}
+    for rel in get_dependents(archive, WORKBOOK_RELS).find(PERSON_REL):
+        if rel.target in names:
+            for person in fromstring(archive.read(rel.target)):
+                if _local(person.tag) == "person" and person.get("id"):
+                    people[person.get("id")] = person.get("displayName") or ""
+    return people
+
+
+def _comment(position: int, title: str, ref: str, author: str | None, text: str | None) -> CellComment:
+    from openpyxl.utils.cell import coordinate_to_tuple
+
+    row, column = coordinate_to_tuple(ref)
+    return CellComment(position=position, sheet=title, cell=ref, row=row, column=column,
+                       author=author or None, text=text or "")
+
+
+def _local(tag: Any) -> str:
+    return str(tag).rpartition("}")[2]
 
 
 def _sheet_facts(path: Path, workbook: Any, sheet: Any) -> SheetXmlFacts | None:

@@ -162,3 +162,23 @@ def test_forest_is_valid_and_clean_after_the_adopt(fixture: Fixture) -> None:
     validate = fixture.vine("validate", "--forest", fixture.forest)
     assert validate.returncode == 0 and " 0 error(s), 0 warning(s)" in validate.stdout, validate.stdout
     assert fixture.git("status", "--porcelain") == ""
+
+
+def manual_paragraphs(body: str) -> list[str]:
+    """The ``## Query manual`` section as paragraphs (blank-line separated)."""
+    match = re.search(r"^## Query manual\n(.*?)(?=^## |\Z)", body, re.S | re.M)
+    assert match, body
+    return [p.strip() for p in match.group(1).split("\n\n") if p.strip()]
+
+
+def test_workbook_and_database_manuals_have_the_documented_shape_and_only_their_own_facts(
+        fixture: Fixture) -> None:
+    budget = manual_paragraphs(fixture.body("finance/budget-2026"))
+    assert budget[0].startswith("Tables:\n- `budget_2026(department TEXT, q1_usd INTEGER")
+    assert budget[1].startswith("Example queries:\n- `SELECT * FROM budget_2026 LIMIT 5`")
+    # general value rules (types, NULL, dates) live in the forest dialect, not here
+    assert budget[2:] == ["Sheets as tables: sheet 1 `Budget 2026` -> `budget_2026`; "
+                          "sheet 2 `Assumptions` -> `assumptions`."]
+    crm = manual_paragraphs(fixture.body("finance/crm"))
+    assert [p.split("\n", 1)[0] for p in crm] == [
+        "Tables:", "Views (read-only, queried like tables):", "Example queries:"]

@@ -122,45 +122,49 @@ def test_corrupt_database_behind_a_valid_header_fails_clearly(tmp_path):
     assert "\n" not in message
 
 
-def test_uncheckpointed_wal_changes_are_warned_about(tmp_path):
-    db = tmp_path / "live.db"
+def open_wal_writer(db: Path) -> sqlite3.Connection:
+    """A WAL database whose last commit is only in its -wal file (the writer stays open,
+    as an application using the database would)."""
     writer = sqlite3.connect(db)
     writer.execute("PRAGMA journal_mode=WAL")
     writer.execute("CREATE TABLE events (id INTEGER)")
     writer.commit()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    writer.execute("INSERT INTO events VALUES (1)")  # lands in live.db-wal only
+    writer.execute("INSERT INTO events VALUES (1), (2)")  # lands in live.db-wal only
     writer.commit()
+    assert (db.parent / (db.name + "-wal")).stat().st_size > 0
+    return writer
+
+
+def test_rows_still_in_the_wal_file_are_read_and_nothing_appears_beside_the_source(tmp_path):
+    db = tmp_path / "live.db"
+    writer = open_wal_writer(db)
     try:
-        assert (tmp_path / "live.db-wal").stat().st_size > 0
+        before = {name: sha256(tmp_path / name) for name in os.listdir(tmp_path)}
 
         conversion = SqliteConverter().convert(db)
+
+        after = {name: sha256(tmp_path / name) for name in os.listdir(tmp_path)}
     finally:
         writer.close()
-
-    assert conversion.warnings == (
-        "live.db: a non-empty live.db-wal file sits beside it; changes not yet checkpointed "
-        "into the database are not part of the copy; checkpoint it (PRAGMA wal_checkpoint) "
-        "and sync again",
-    )
+    assert after == before  # no new file, no changed byte beside the source
+    assert conversion.warnings == ()
+    assert conversion.structure["samples"]["events"] == [[1], [2]]
 
 
-def test_tables_only_in_the_wal_file_fail_with_the_checkpoint_hint(tmp_path):
+def test_tables_only_in_the_wal_file_are_found(tmp_path):
     db = tmp_path / "fresh.db"
     writer = sqlite3.connect(db)
     writer.execute("PRAGMA journal_mode=WAL")
     writer.execute("CREATE TABLE events (id INTEGER)")
+    writer.execute("INSERT INTO events VALUES (7)")
     writer.commit()
     try:
-        with pytest.raises(ConversionError) as raised:
-            SqliteConverter().convert(db)
+        conversion = SqliteConverter().convert(db)
     finally:
         writer.close()
-
-    assert str(raised.value) == (
-        "fresh.db: database has no tables: nothing to query; its -wal file holds changes "
-        "not yet checkpointed: checkpoint it and sync again"
-    )
+    assert conversion.structure["tables"] == {"events": ["id"]}
+    assert conversion.structure["samples"]["events"] == [[7]]
 
 
 def test_broken_view_is_a_warning_and_the_database_still_plants(tmp_path):

@@ -73,7 +73,8 @@ def test_cells_keep_their_stored_types(tmp_path: Path) -> None:
         ("INV-1", "00501", 1240.5, 3, 1, "2026-01-04", "2026-01-04T09:30:00"),
         ("INV-2", "10001", 880.0, 4, 0, "2026-01-07", "2026-01-07T00:00:00"),
     ]
-    assert any("ISO 8601" in note for note in conversion.manual_notes)
+    # general value rules live in the forest's dataset conventions, not in each manual
+    assert conversion.manual_notes == ("Sheets as tables: sheet 1 `Data` -> `data`.",)
 
 
 def test_mixed_column_becomes_text_with_every_value_as_text(tmp_path: Path) -> None:
@@ -224,12 +225,21 @@ def test_odd_sheet_names_become_distinct_safe_table_names(tmp_path: Path) -> Non
     assert "Empty sheets skipped (no table): sheet 6 `Empty one`." in notes
 
 
-def test_workbook_without_data_fails(tmp_path: Path) -> None:
+def test_workbook_without_data_plants_a_dataset_that_says_so(tmp_path: Path) -> None:
     workbook = openpyxl.Workbook()
     workbook.create_sheet("second")
     path = save(workbook, tmp_path / "blank.xlsx")
-    with pytest.raises(ConversionError, match=r"^blank\.xlsx: workbook has no data: every sheet is empty$"):
-        XlsxConverter().convert(path)
+    conversion = XlsxConverter().convert(path)
+    assert conversion.kind == "dataset"
+    assert list(conversion.schema) == ["empty_sheets"]
+    assert table_rows(conversion, "empty_sheets") == [(1, "Sheet"), (2, "second")]
+    assert conversion.manual_notes == (
+        "This workbook holds no data: none of its sheets has a cell value; `empty_sheets` lists them "
+        "(position, name).",)
+    assert conversion.warnings == (
+        "blank.xlsx: workbook holds no data (every sheet is empty): planted as a dataset that lists "
+        "its empty sheets",
+    )
 
 
 def test_rows_stream_from_the_file_and_survive_pickling(tmp_path: Path) -> None:

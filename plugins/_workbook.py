@@ -1,0 +1,512 @@
+"""What the workbook converters (``.xlsx`` and ``.xls``) share: sheet planning, the
+comments table, the empty-workbook dataset and the library chatter they capture.
+
+Everything here works on rows of Python values (None, int, float, str, bool,
+date/time values), so it is format-neutral; the format modules read the files.
+
+Sheet rules:
+
+- The table starts at the first non-empty row and column; leading and trailing
+  empty rows and columns are trimmed, an empty row between data rows is skipped (and
+  counted in the notes). Below the first row, reading stops after
+  ``EMPTY_ROW_RUN_LIMIT`` consecutive empty rows (a warning says so).
+- The first row is the header, unless it looks like data. It is data when one of its
+  non-empty cells is a date, a time, a duration or a boolean; or a number, except
+  when its numbers are two or more consecutive whole numbers in order (``2023, 2024,
+  2025`` or ``1, 2, 3``: the column labels of a pivot-style sheet); or when it repeats
+  the row below cell for cell. A header row of text (``name, total``) always stays
+  a header. When the first row is data, it is kept as the table's first row, the
+  columns are named ``column_1`` .. ``column_N`` and a manual note says so. A real
+  header is repaired by ``repair_headers`` (values in a column without a header
+  are kept, in ``column_N``).
+- Types: cells keep the types the file stored, text is never re-parsed as a number
+  (``00501`` typed as text stays TEXT). Per column: INTEGER when every value is a
+  whole number (booleans count as 1/0), REAL when numbers include decimals, TEXT
+  otherwise, and then every value is written as text (``true``/``false`` for
+  booleans). Dates, times and datetimes are ISO 8601 TEXT: ``YYYY-MM-DD`` when every
+  datetime of the column falls at midnight, else ``YYYY-MM-DDTHH:MM:SS``; durations
+  as ``H:MM:SS``. An empty cell (or one holding an empty string) is NULL; a cell of
+  spaces is text. (These general rules are the forest dialect's dataset conventions;
+  the manual notes carry only what is particular to one workbook.)
+
+Cell comments (notes) become a ``comments`` table (``comments_2``... when a sheet
+took that name), one row per comment: the sheet, the cell (``B3``) and its row
+number (``sheet_row``), the table and column the cell belongs to, ``data_rowid`` (the
+rowid of the cell's row in that table; NULL for a comment on the header or on a
+skipped empty row), the author and the text. A comment on a cell outside every table
+(an empty sheet, a column beyond the data) keeps its sheet and cell, with NULL
+table, column and rowid. The manual names the table in one sentence. When the
+workbook already fills the ten tables a dataset holds, the comments are not kept and
+a warning says so.
+
+A workbook with no value in any sheet plants a dataset that says it holds no data
+(in its query manual, which every sync regenerates): its one table ``empty_sheets``
+lists the sheets (position, name), and a warning says it was planted empty. Once
+the workbook has data, the next sync refreshes it like any dataset.
+
+Library chatter (openpyxl's ``UserWarning``s, xlrd's log lines) never reaches
+stdout or stderr: ``chatter_warnings`` turns it into one-line warnings naming the
+file and the library (the library's message only, on one line, cut at
+``MAX_CHATTER_CHARS``; at most ``MAX_CHATTER_LINES`` per file, then a count).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from bisect import bisect_left
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from monkeyllm_plugins._tabular import (
+    MAX_TABLES_PER_DATASET,
+    TooManyColumns,
+    TypeTracker,
+    classify_value,
+    convert_value,
+    repair_headers,
+    split_wide_table,
+    unique_name,
+)
+
+from monkeyllm_gardener.conversion import Conversion, ConversionError
+
+EMPTY_ROW_RUN_LIMIT = 1_000
+INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
+_TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
+MAX_CHATTER_LINES = 5
+MAX_CHATTER_CHARS = 200
+
+MERGED_NOTE = (
+    "Merged cells keep their value in the top-left cell of the range; the other cells of "
+    "the range are NULL."
+)
+COMMENT_COLUMNS = {
+    "sheet": "TEXT", "cell": "TEXT", "sheet_row": "INTEGER", "table_name": "TEXT",
+    "column_name": "TEXT", "data_rowid": "INTEGER", "author": "TEXT", "comment": "TEXT",
+}
+EMPTY_SHEETS_TABLE = "empty_sheets"
+
+
+# ---------------------------------------------------------------- sheet planning
+
+
+def is_empty_cell(value: Any) -> bool:
+    return value is None or value == ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnPlan:
+    sql_type: str
+    dates_only: bool  # every datetime in the column is at midnight: write YYYY-MM-DD
+
+
+@dataclass(frozen=True, kw_only=True)
+class SheetPlan:
+    """Where a sheet's table sits (1-based row numbers, 0-based column offsets) and how
+    each column is written. Computed in one streaming pass; picklable."""
+
+    first_row: int  # the first non-empty row: the header, or the first data row
+    has_header: bool
+    first_row_as_data: str | None  # why the first row is data ("holds numbers", ...)
+    last_row: int
+    first_col: int
+    names: tuple[str, ...]
+    columns: tuple[ColumnPlan, ...]
+    header_notes: tuple[str, ...]
+    row_count: int
+    skipped_rows: tuple[int, ...]  # empty rows between data rows, ascending
+    stopped_at_row: int | None  # the empty-row run limit ended the scan here
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    @property
+    def data_start(self) -> int:
+        """The row number of the first data row (or of the empty rows before it)."""
+        return self.first_row + 1 if self.has_header else self.first_row
+
+    @property
+    def empty_rows_skipped(self) -> int:
+        return len(self.skipped_rows)
+
+    def render(self, row: Sequence[Any]) -> tuple[Any, ...] | None:
+        """One data row as written to SQLite, or None for an empty row."""
+        window = list(row[self.first_col : self.first_col + self.width])
+        if all(is_empty_cell(value) for value in window):
+            return None
+        window.extend([None] * (self.width - len(window)))
+        return tuple(write_cell(value, column) for value, column in zip(window, self.columns))
+
+    def data_rowid(self, row: int) -> int | None:
+        """The rowid the sheet's row ``row`` gets in the table (rows are inserted in
+        order, empty ones skipped); None for the header and rows outside the data."""
+        if row < self.data_start or row > self.last_row:
+            return None
+        earlier = bisect_left(self.skipped_rows, row)
+        if earlier < len(self.skipped_rows) and self.skipped_rows[earlier] == row:
+            return None
+        return row - self.data_start + 1 - earlier
+
+    def column_name(self, column: int) -> str | None:
+        """The table column holding the sheet's 1-based ``column``, if any."""
+        offset = column - 1 - self.first_col
+        return self.names[offset] if 0 <= offset < self.width else None
+
+
+def write_cell(value: Any, column: ColumnPlan) -> Any:
+    if is_empty_cell(value):
+        return None
+    if isinstance(value, _TEMPORAL):
+        return temporal_text(value, dates_only=column.dates_only)
+    return convert_value(value, column.sql_type)
+
+
+def temporal_text(value: Any, *, dates_only: bool) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if dates_only else value.isoformat(sep="T")
+    if isinstance(value, dt.timedelta):
+        seconds = int(value.total_seconds())
+        sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
+        return f"{sign}{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return value.isoformat()  # date or time
+
+
+class _ColumnEvidence:
+    """The per-column type evidence of the data rows seen so far."""
+
+    def __init__(self) -> None:
+        self.tracker = TypeTracker()
+        self.has_time_of_day: set[int] = set()
+
+    def observe(self, row: Sequence[Any], filled: Sequence[int]) -> None:
+        """Note the types of ``row``'s non-empty cells (their indexes: ``filled``)."""
+        for index in filled:
+            value = row[index]
+            if isinstance(value, _TEMPORAL):
+                self.tracker.observe(index, "text")
+                if isinstance(value, dt.datetime) and value.time() != dt.time(0):
+                    self.has_time_of_day.add(index)
+            else:
+                self.tracker.observe(index, classify_value(value))
+
+
+def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
+    """Plan a sheet from its rows (row 1 first, gaps as empty rows); None when empty."""
+    first_row: int | None = None
+    first: tuple[Any, ...] = ()
+    second: tuple[Any, ...] | None = None
+    last_row = 0
+    first_col, end_col = None, 0
+    data_rows = 0
+    empty_run = 0
+    stopped_at: int | None = None
+    gap: list[int] = []  # empty rows since the last non-empty one
+    skipped: list[int] = []
+    evidence = _ColumnEvidence()
+    for number, row in enumerate(rows, start=1):
+        filled = [index for index, value in enumerate(row) if not is_empty_cell(value)]
+        if not filled:
+            empty_run += 1
+            # Only below the first row: a sheet may start far down, and skipping it as
+            # "empty" would lose it without a word.
+            if first_row is not None:
+                if empty_run >= EMPTY_ROW_RUN_LIMIT:
+                    stopped_at = number
+                    break
+                gap.append(number)
+            continue
+        empty_run = 0
+        skipped.extend(gap)
+        gap.clear()
+        last_row = number
+        first_col = filled[0] if first_col is None else min(first_col, filled[0])
+        end_col = max(end_col, filled[-1] + 1)
+        if first_row is None:
+            first_row, first = number, tuple(row)
+            continue
+        if second is None:
+            second = tuple(row)
+        data_rows += 1
+        evidence.observe(row, filled)
+    if first_row is None or first_col is None:
+        return None
+    span = range(first_col, end_col)
+    as_data = first_row_as_data(first, second, span)
+    if as_data:
+        evidence.observe(first, [i for i, value in enumerate(first) if not is_empty_cell(value)])
+        data_rows += 1
+        names, notes = [f"column_{k}" for k in range(1, len(span) + 1)], []
+    else:
+        raw_headers = [header_text(first[i]) if i < len(first) else None for i in span]
+        names, notes = repair_headers(raw_headers)
+    types = evidence.tracker.types(end_col)
+    columns = tuple(
+        ColumnPlan(sql_type=types[i], dates_only=i not in evidence.has_time_of_day) for i in span
+    )
+    return SheetPlan(
+        first_row=first_row,
+        has_header=as_data is None,
+        first_row_as_data=as_data,
+        last_row=last_row,
+        first_col=first_col,
+        names=tuple(names),
+        columns=columns,
+        header_notes=tuple(notes),
+        row_count=data_rows,
+        skipped_rows=tuple(skipped),
+        stopped_at_row=stopped_at,
+    )
+
+
+def first_row_as_data(first: Sequence[Any], second: Sequence[Any] | None, span: range) -> str | None:
+    """Why the sheet's first row is data rather than a header (the module's rule), or
+    None when it is a header."""
+    cells = [_cell_at(first, i) for i in span]
+    values = [value for value in cells if value is not None]
+    if any(isinstance(value, (bool, *_TEMPORAL)) for value in values):
+        return "holds dates, times or true/false values"
+    numbers = [value for value in values if isinstance(value, (int, float))]
+    if numbers and not _consecutive_whole_numbers(numbers):
+        return "holds numbers"
+    if second is not None and cells == [_cell_at(second, i) for i in span]:
+        return "repeats the row below"
+    return None
+
+
+def _cell_at(row: Sequence[Any], index: int) -> Any:
+    value = row[index] if index < len(row) else None
+    return None if is_empty_cell(value) else value
+
+
+def _consecutive_whole_numbers(numbers: Sequence[int | float]) -> bool:
+    """``2023, 2024, 2025``: labels (years, periods), not measurements."""
+    if len(numbers) < 2 or not all(float(n).is_integer() for n in numbers):
+        return False
+    return all(int(b) == int(a) + 1 for a, b in zip(numbers, numbers[1:]))
+
+
+def header_text(value: Any) -> str | None:
+    if is_empty_cell(value):
+        return None
+    if isinstance(value, _TEMPORAL):
+        at_midnight = isinstance(value, dt.datetime) and value.time() == dt.time(0)
+        return temporal_text(value, dates_only=at_midnight)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# ---------------------------------------------------------------- the workbook's dataset
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedTable:
+    table: str
+    position: int  # the sheet's 1-based position in the workbook
+    sheet_label: str  # "sheet 2 `Q1 Sales`": for notes only, never for warnings
+    plan: SheetPlan
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellComment:
+    """One cell comment (an Excel note) as the file stores it."""
+
+    position: int  # the sheet's 1-based position
+    sheet: str
+    cell: str  # "B3"
+    row: int  # 1-based
+    column: int  # 1-based
+    author: str | None
+    text: str
+
+
+def sheet_label(position: int, title: str) -> str:
+    shown = " ".join(title.split()).replace("`", "'")[:60]
+    return f"sheet {position} `{shown}`"
+
+
+def stopped_warning(path: Path, position: int, table: str, plan: SheetPlan) -> str | None:
+    if plan.stopped_at_row is None:
+        return None
+    return (
+        f"{path.name}: sheet {position} (table {table}): reading stopped at row "
+        f"{plan.stopped_at_row} after {EMPTY_ROW_RUN_LIMIT} empty rows; anything further down "
+        "was not imported: delete the empty rows in Excel if data follows them"
+    )
+
+
+def describe_tables(tables: Sequence[PlannedTable], *, skipped_empty: Sequence[str]) -> list[str]:
+    """Manual notes shared by the workbook converters: only what is particular to this
+    workbook (which sheet is which table, renamed columns, generated names, gaps)."""
+    notes = ["Sheets as tables: " + "; ".join(f"{t.sheet_label} -> `{t.table}`" for t in tables) + "."]
+    if skipped_empty:
+        notes.append("Empty sheets skipped (no table): " + ", ".join(skipped_empty) + ".")
+    for planned in tables:
+        plan = planned.plan
+        if plan.first_row_as_data:
+            notes.append(
+                f"`{planned.table}`: the sheet's first row {plan.first_row_as_data}, so it is data, "
+                f"not a header: it is the table's first row and the columns are named "
+                f"`column_1` .. `column_{plan.width}`."
+            )
+        for note in plan.header_notes:
+            notes.append(f"`{planned.table}`: {note}")
+        if plan.empty_rows_skipped:
+            notes.append(
+                f"`{planned.table}`: {plan.empty_rows_skipped} empty row(s) between "
+                "data rows were skipped."
+            )
+    return notes
+
+
+def schema_for(tables: Sequence[PlannedTable]) -> dict[str, dict[str, Any]]:
+    return {
+        t.table: {
+            "columns": {
+                name: column.sql_type for name, column in zip(t.plan.names, t.plan.columns)
+            },
+            "primary_key": [],
+        }
+        for t in tables
+    }
+
+
+@dataclass(frozen=True)
+class ColumnSlice:
+    """Columns ``start:stop`` of another re-iterable row source (a wide sheet's part)."""
+
+    rows: Any
+    start: int
+    stop: int
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        for row in self.rows:
+            yield tuple(row[self.start:self.stop])
+
+
+def workbook_conversion(path: Path, tables: Sequence[PlannedTable], rows: dict[str, Any], *,
+                        notes: Sequence[str], warnings: Sequence[str],
+                        comments: Sequence[CellComment] = ()) -> Conversion:
+    """The dataset a workbook becomes (xlsx and xls alike), within the engine's limits: a
+    sheet wider than 50 columns is split into parts joined by rowid (nothing dropped);
+    more than 10 tables in all is refused with the fix, since a dataset holds at most 10.
+    Cell comments become one more table when there is room for it."""
+    schema = schema_for(tables)
+    taken = set(schema)
+    out_schema: dict[str, dict[str, Any]] = {}
+    out_rows: dict[str, Any] = {}
+    split_notes: list[str] = []
+    home: dict[tuple[str, str], str] = {}  # (sheet table, column) -> the table holding it
+    for planned in tables:
+        table = planned.table
+        names = list(schema[table]["columns"])
+        try:
+            parts, note = split_wide_table(table, names)
+        except TooManyColumns as error:
+            raise ConversionError(f"{path.name}: {planned.sheet_label} is too wide ({error}): "
+                                  "split the sheet into several sheets or files") from None
+        if note is None:
+            out_schema[table], out_rows[table] = schema[table], rows[table]
+            home.update({(table, name): table for name in names})
+            continue
+        split_notes.append(note)
+        for part in parts:
+            name = part.name if part.name == table else unique_name(part.name, taken)
+            taken.add(name)
+            out_schema[name] = {"columns": {n: schema[table]["columns"][n] for n in names[part.start:part.stop]},
+                                "primary_key": []}
+            out_rows[name] = ColumnSlice(rows[table], part.start, part.stop)
+            home.update({(table, column): name for column in names[part.start:part.stop]})
+    if len(out_schema) > MAX_TABLES_PER_DATASET:
+        raise ConversionError(
+            f"{path.name}: {len(out_schema)} tables (sheets, with wide sheets split), more than the "
+            f"{MAX_TABLES_PER_DATASET} a dataset holds: split the workbook into several files")
+    all_notes = list(notes) + split_notes
+    all_warnings = list(warnings)
+    if comments:
+        _add_comments_table(path, comments, tables, home, out_schema, out_rows, all_notes, all_warnings)
+    return Conversion(kind="dataset", title=path.stem, schema=out_schema, rows=out_rows,
+                      manual_notes=tuple(all_notes), warnings=tuple(all_warnings))
+
+
+def _add_comments_table(path: Path, comments: Sequence[CellComment], tables: Sequence[PlannedTable],
+                        home: dict[tuple[str, str], str], schema: dict[str, Any], rows: dict[str, Any],
+                        notes: list[str], warnings: list[str]) -> None:
+    if len(schema) >= MAX_TABLES_PER_DATASET:
+        warnings.append(
+            f"{path.name}: {len(comments)} cell comment(s) not kept: the sheets already fill the "
+            f"{MAX_TABLES_PER_DATASET} tables a dataset holds; split the workbook to keep them")
+        return
+    name = unique_name("comments", set(schema))
+    by_position = {t.position: t for t in tables}
+    schema[name] = {"columns": dict(COMMENT_COLUMNS), "primary_key": []}
+    rows[name] = tuple(comment_row(c, by_position.get(c.position), home) for c in comments)
+    notes.append(
+        f"Cell comments are in table `{name}`, one row per comment: its `sheet`, `cell` (`B3`) "
+        "and `sheet_row`, the `table_name` and `column_name` the cell belongs to, `data_rowid` "
+        "(the rowid of its row in that table; NULL on the header; all three NULL for a cell "
+        "outside every table), `author` and `comment`.")
+
+
+def comment_row(comment: CellComment, planned: PlannedTable | None,
+                home: dict[tuple[str, str], str]) -> tuple[Any, ...]:
+    table = column = rowid = None
+    if planned is not None:
+        column = planned.plan.column_name(comment.column)
+    if planned is not None and column is not None:  # else the cell is outside every table
+        rowid = planned.plan.data_rowid(comment.row)
+        table = home.get((planned.table, column), planned.table)
+    return (comment.sheet, comment.cell, comment.row, table, column, rowid,
+            comment.author or None, comment.text)
+
+
+def empty_workbook_conversion(path: Path, sheets: Sequence[tuple[int, str]], *,
+                              warnings: Sequence[str], comments: Sequence[CellComment] = ()) -> Conversion:
+    """A workbook without a single value: a dataset that says so and lists its sheets,
+    planted (with a warning) like an empty note, instead of failing every sync."""
+    schema = {EMPTY_SHEETS_TABLE: {"columns": {"position": "INTEGER", "sheet": "TEXT"}, "primary_key": []}}
+    rows: dict[str, Any] = {EMPTY_SHEETS_TABLE: tuple(sheets)}
+    # Said in the manual, which every sync regenerates: text before the map would stay
+    # in the body after the workbook gets data (a dataset refresh keeps the body).
+    notes = [f"This workbook holds no data: none of its sheets has a cell value; `{EMPTY_SHEETS_TABLE}` "
+             "lists them (position, name)."]
+    all_warnings = [*warnings, f"{path.name}: workbook holds no data (every sheet is empty): planted "
+                               "as a dataset that lists its empty sheets"]
+    if comments:
+        home: dict[tuple[str, str], str] = {}
+        _add_comments_table(path, comments, (), home, schema, rows, notes, all_warnings)
+    return Conversion(kind="dataset", title=path.stem, schema=schema, rows=rows, manual_notes=tuple(notes),
+                      warnings=tuple(all_warnings))
+
+
+# ---------------------------------------------------------------- library chatter
+
+
+def chatter_warnings(path: Path, library: str, messages: Iterable[str]) -> list[str]:
+    """One-line warnings for what a reading library said (deduplicated, at most
+    ``MAX_CHATTER_LINES``, each cut to ``MAX_CHATTER_CHARS``)."""
+    seen: list[str] = []
+    for message in messages:
+        text = " ".join(str(message).split()).lstrip("*# ").strip()
+        for marker in ("WARNING *** ", "NOTE *** ", "ERROR *** ", "*** "):
+            text = text.removeprefix(marker)
+        if not text:
+            continue
+        if len(text) > MAX_CHATTER_CHARS:
+            text = text[: MAX_CHATTER_CHARS - 1] + "…"
+        if text not in seen:
+            seen.append(text)
+    lines = [f"{path.name}: {library} reported: {text}" for text in seen[:MAX_CHATTER_LINES]]
+    if len(seen) > MAX_CHATTER_LINES:
+        lines.append(f"{path.name}: {library} reported {len(seen) - MAX_CHATTER_LINES} more message(s)")
+    return lines
+
+
+def with_warnings(conversion: Conversion, extra: Sequence[str]) -> Conversion:
+    """``conversion`` with ``extra`` warnings after its own."""
+    if not extra:
+        return conversion
+    return replace(conversion, warnings=tuple(conversion.warnings) + tuple(extra))
