@@ -3,7 +3,8 @@
 The walk needs no forest and converts nothing. It decides four things:
 
 - what is noise (skipped silently: VCS folders, caches, OS junk, lock and temp files,
-  plus the ``ignore`` globs of the Gardener config);
+  a SQLite database's ``-wal``/``-shm``/``-journal`` beside it, which are part of that
+  database, plus the ``ignore`` globs of the Gardener config);
 - what is set aside on purpose (``WalkResult.skipped``, with a reason, shown by
   ``--verbose`` and in ``--json``): nested forests and hidden entries (a name
   starting with ``.``: ``.obsidian/``, ``.trash/``, ``.env``), which are tool
@@ -67,6 +68,7 @@ NOISE_DIR_NAMES = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules
 NOISE_FILE_NAMES = frozenset({".ds_store", "thumbs.db", "desktop.ini", ".vine.lock"})
 NOISE_FILE_GLOBS = ("~$*", "*.tmp", "*.swp", "*.lock", ".~lock.*#", "*~")
 _NOISE_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in NOISE_FILE_GLOBS))
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
 class WalkError(Exception):
@@ -203,8 +205,11 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
         if prefix:
             result.dirs.append(prefix.rstrip("/"))
         subdirs: list[tuple[str, str]] = []
+        names = {entry.name for entry in entries}
         for entry in entries:
             rel = f"{prefix}{entry.name}"
+            if _is_sqlite_side_file(entry.name, names):
+                continue
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -238,6 +243,11 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
         for sub_path, sub_prefix in reversed(subdirs):
             stack.append((sub_path, sub_prefix))
     return result
+
+
+def _is_sqlite_side_file(name: str, names: set[str]) -> bool:
+    """``crm.db-wal`` beside ``crm.db``: SQLite's own file, read with the database."""
+    return any(name.endswith(suffix) and name[: -len(suffix)] in names for suffix in SQLITE_SIDE_FILES)
 
 
 def _is_utf8_name(name: str) -> bool:
