@@ -71,6 +71,12 @@ class FailureMemory:
         if self._entries.pop(origin, None) is not None:
             self._dirty = True
 
+    def keep_only(self, prefix: str, origins: set[str]) -> None:
+        """Forget the files under ``prefix`` (one source) that are not in ``origins``."""
+        gone = [origin for origin in self._entries if origin.startswith(prefix) and origin not in origins]
+        for origin in gone:
+            self.forget(origin)
+
     def save(self) -> None:
         """Write the memory atomically (a kill leaves the old file or the new one)."""
         if not self._dirty:

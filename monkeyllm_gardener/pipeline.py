@@ -15,7 +15,7 @@ import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping
 
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
@@ -212,6 +212,8 @@ class Gardener:
                                name_title=_shares_its_name(node_id, f.rel)))
 
         walked = {f.rel for f in walk.files}
+        if not scope:  # a file gone from the source has nothing left to retry
+            self.failures.keep_only(prefix, {file_uri(source / rel) for rel in walked})
         for rel, row in sorted(by_rel.items()):
             if row["type"] == "branch" or rel in walked or not in_scope(rel):
                 continue

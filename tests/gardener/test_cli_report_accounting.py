@@ -120,6 +120,12 @@ def test_a_failed_file_that_has_not_changed_is_listed_but_not_converted_again(
     run_json(vine, "sync", "--forest", forest, env=site, expect=1)
     assert calls.read_text().splitlines() == ["ledger.bad", "ledger.bad"]
 
+    memory = forest / "_derived/gardener-failures.json"
+    assert "ledger.bad" in memory.read_text(encoding="utf-8")
+    bad.unlink()  # gone from the source: nothing left to remember
+    run_json(vine, "sync", "--forest", forest, env=site, expect=0)
+    assert "ledger.bad" not in memory.read_text(encoding="utf-8")
+
 
 GOOD_BAD_READER = """
 from monkeyllm_gardener.conversion import Conversion
