@@ -1,28 +1,48 @@
 """Text encoding detection for converters that read text files (CSV, JSON, markdown).
 
-Rule, in order (the first that decodes the WHOLE file strictly wins):
+``detect_encoding`` is the one decision the three converters share. Rule, in order
+(every codec chosen must decode the WHOLE file strictly, or the next step is tried):
 
-1. UTF-8 with a byte order mark -> ``utf-8-sig`` (the BOM is stripped, so it never
-   ends up in a first column's name or a title);
-2. UTF-32 / UTF-16 with a byte order mark -> ``utf-32`` / ``utf-16``;
-3. UTF-16 without a BOM, only when the first 4 KB have a NUL in most odd (LE) or
-   even (BE) bytes and almost none in the others (ASCII-range text saved as UTF-16), with
-   a warning;
-4. plain UTF-8, validated over the whole file in chunks with an incremental decoder,
-   so a single non-ASCII byte far past the first 4 KB is seen;
-5. a legacy 8-bit fallback, with a warning: ``cp1252`` when every byte is defined in
-   cp1252, else ``latin-1`` (which decodes any byte).
-
-Characters are never replaced (no ``errors="replace"``): a fallback is stated in the
-returned warning instead, so the run report says the text may look wrong and how
-to fix it.
+1. A byte order mark: UTF-8 (``utf-8-sig``, the BOM is stripped so it never ends up in
+   a first column's name or a title), UTF-32, UTF-16. No warning.
+2. UTF-16 without a BOM, when one half of the bytes of the first 4 KB is mostly NUL
+   and the other half almost never (the ASCII characters of UTF-16 text: commas,
+   digits, newlines, Latin letters), with a warning. Detectors are not asked about
+   UTF-16: CJK text in Big5 or GB18030 also reads as plausible UTF-16.
+3. Plain UTF-8, validated over the whole file in chunks with an incremental decoder,
+   so a single non-ASCII byte far past the first 4 KB is seen. No warning.
+4. Not UTF-8 -> ``ConversionError`` when the bytes are damaged UTF-8: the file ends in
+   the middle of a UTF-8 character (truncated), or most of its non-ASCII bytes are
+   valid UTF-8 sequences (a UTF-8 file with a few stray bytes, or UTF-8 and another
+   encoding mixed). Read in any legacy encoding, such a file would be mojibake.
+5. A legacy encoding, asked of charset-normalizer (a maintained detector) on a
+   bounded sample: up to 128 KB of the lines holding non-ASCII bytes, from anywhere
+   in the file. Two tie-breaks where detectors are weak, on short samples: they
+   cannot tell the Western single-byte encodings apart (``Café`` reads as cp1250,
+   johab or cp775 with no mess at all), so ``cp1252`` goes first when its reading is
+   as clean as the detector's best (charset-normalizer's own mess measure) and puts
+   no symbol against a letter (the tell-tale of Central European text read as
+   cp1252: ``£ódŸ``); and a Korean cp949 reading of bytes that are not EUC-KR goes
+   last (Shift-JIS often reads as rare cp949 syllables). The first candidate that
+   decodes the whole file wins, and a warning names it. Latin-1 text reads
+   identically as cp1252 (except the C1 control bytes 0x80-0x9F, which are not text).
+6. Nothing decodes with confidence -> ``ConversionError`` naming the file and the fix
+   (re-save it as UTF-8). Characters are never replaced (no ``errors="replace"``).
 """
 from __future__ import annotations
 
 import codecs
+import re
+import unicodedata
 from pathlib import Path
 
+from monkeyllm_gardener.conversion import ConversionError
+
 _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
+_SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII
+_PREFERRED_LEGACY = "cp1252"  # the most common legacy encoding of exported text
+_SYMBOL_CATEGORIES = frozenset({"Sc", "Sk", "Sm", "So", "No"})
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 # (BOM, codec). UTF-32 LE starts with the UTF-16 LE BOM, so it is checked first.
 _BYTE_ORDER_MARKS: tuple[tuple[bytes, str], ...] = (
@@ -32,14 +52,21 @@ _BYTE_ORDER_MARKS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+# A complete UTF-8 multi-byte sequence (two to four bytes).
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}"
+)
+# UTF-16/32 readings are decided by step 2 only; the rest would be guesses on CJK bytes.
+_NOT_ASKED = ["utf_16", "utf_16_le", "utf_16_be", "utf_32", "utf_32_le", "utf_32_be", "utf_7"]
 
 
 def detect_encoding(path: Path | str) -> tuple[str, str | None]:
     """Return ``(codec, warning)`` for the text file at ``path``.
 
     ``codec`` is a Python codec name that decodes the whole file without error;
-    ``warning`` is None for UTF-8/UTF-16/UTF-32, else one line saying which legacy
-    encoding was assumed and what to do about it.
+    ``warning`` is None for UTF-8 and BOM-marked UTF-16/32, else one line naming the
+    file's encoding and what to do about it. Raises ``ConversionError`` when the file
+    cannot be decoded with confidence (module docstring, steps 4 and 6).
     """
     path = Path(path)
     with path.open("rb") as stream:
@@ -53,11 +80,17 @@ def detect_encoding(path: Path | str) -> tuple[str, str | None]:
             f"decoded as {unmarked_utf16.upper()} (no byte order mark); "
             "re-save as UTF-8 if characters look wrong"
         )
-    if _decodes_whole_file(path, "utf-8"):
+    utf8_problem = _utf8_problem(path)
+    if utf8_problem is None:
         return "utf-8", None
-    legacy = "cp1252" if _decodes_whole_file(path, "cp1252") else "latin-1"
-    return legacy, (
-        f"decoded as {legacy} (not valid UTF-8); re-save as UTF-8 if characters look wrong"
+    sample = _detector_sample(path)
+    _refuse_damaged_utf8(path, sample, truncated=utf8_problem == "truncated")
+    for codec in _legacy_candidates(sample):
+        if _decodes_whole_file(path, codec):
+            return codec, f"decoded as {codec} (not valid UTF-8); re-save as UTF-8 if characters look wrong"
+    raise ConversionError(
+        f"undecodable text: {path.name} is not UTF-8 and its encoding could not be detected "
+        "with confidence; re-save it as UTF-8"
     )
 
 
@@ -82,11 +115,12 @@ def is_blank_file(path: Path | str, codec: str) -> bool:
 
 
 def _unmarked_utf16(path: Path) -> str | None:
-    """``utf-16-le``/``-be`` when the head looks like ASCII-range UTF-16 without a BOM.
+    """``utf-16-le``/``-be`` when the head looks like UTF-16 without a BOM.
 
-    Such text has a NUL in every other byte; a real UTF-8 or 8-bit file almost never
-    does, so the test is: at least 4 code units and most odd (LE) or even (BE)
-    bytes are NUL while almost none of the other half are.
+    The ASCII characters of UTF-16 text (digits, commas, newlines, Latin letters) put
+    a NUL in every other byte; a UTF-8 or 8-bit file almost never holds a NUL. So the
+    test is: at least 4 code units, at least a quarter of the odd (LE) or even (BE)
+    bytes are NUL, and almost none of the other half.
     """
     with path.open("rb") as stream:
         head = stream.read(4096)
@@ -95,20 +129,133 @@ def _unmarked_utf16(path: Path) -> str | None:
         return None
     even_nuls = head[0::2].count(0) / (len(head) // 2)
     odd_nuls = head[1::2].count(0) / (len(head) // 2)
-    if odd_nuls > 0.7 and even_nuls < 0.1:
+    if odd_nuls >= 0.25 and even_nuls < 0.05:
         return "utf-16-le"
-    if even_nuls > 0.7 and odd_nuls < 0.1:
+    if even_nuls >= 0.25 and odd_nuls < 0.05:
         return "utf-16-be"
     return None
 
 
 def _decodes_whole_file(path: Path, codec: str) -> bool:
+    return _decoding_problem(path, codec) is None
+
+
+def _utf8_problem(path: Path) -> str | None:
+    return _decoding_problem(path, "utf-8")
+
+
+def _decoding_problem(path: Path, codec: str) -> str | None:
+    """None when ``codec`` decodes the whole file strictly; ``"truncated"`` when the only
+    problem is a multi-byte character cut at the end; else ``"invalid"``."""
     decoder = codecs.getincrementaldecoder(codec)(errors="strict")
     try:
         with path.open("rb") as stream:
             while chunk := stream.read(_CHUNK_SIZE):
                 decoder.decode(chunk)
+    except UnicodeDecodeError:
+        return "invalid"
+    try:
         decoder.decode(b"", final=True)  # a truncated multi-byte sequence at EOF fails here
     except UnicodeDecodeError:
+        return "truncated"
+    return None
+
+
+def _detector_sample(path: Path) -> bytes:
+    """Up to ``_SAMPLE_BYTES`` of the file's lines that hold a non-ASCII byte, from
+    anywhere in the file. ASCII lines tell a detector nothing and dilute what tells it
+    something: one line of Cyrillic after 20,000 ASCII lines must still decide."""
+    sample = bytearray()
+    carry = b""
+    with path.open("rb") as stream:
+        while len(sample) < _SAMPLE_BYTES and (chunk := stream.read(_CHUNK_SIZE)):
+            lines = (carry + chunk).split(b"\n")
+            carry = lines.pop()  # maybe cut mid-line: joined to the next chunk
+            if len(carry) > _SAMPLE_BYTES:  # one very long line: sampled as it stands
+                lines.append(carry)
+                carry = b""
+            for line in lines:
+                if not line.isascii():
+                    sample += line + b"\n"
+    if not carry.isascii():
+        sample += carry
+    return _cut_between_characters(bytes(sample[:_SAMPLE_BYTES]))
+
+
+def _cut_between_characters(data: bytes) -> bytes:
+    """``data`` up to its last byte below 0x30 (controls, space, ``!"#$%&'()*+,-./``):
+    no legacy multi-byte encoding uses those inside a character, so no character is
+    split (a split one would make the detector rule out the right encoding)."""
+    for index in range(len(data) - 1, max(len(data) - 4096, -1), -1):
+        if data[index] < 0x30:
+            return data[: index + 1]
+    return data
+
+
+def _refuse_damaged_utf8(path: Path, sample: bytes, *, truncated: bool) -> None:
+    """Raise when bytes that fail strict UTF-8 are nonetheless UTF-8 text (step 4)."""
+    non_ascii = sum(1 for byte in sample if byte >= 0x80)
+    in_sequences = sum(len(match) for match in _UTF8_SEQUENCE.findall(sample))
+    # Valid UTF-8 up to a character cut at the end; one that holds no complete UTF-8
+    # character at all may be legacy text ending in an accent (``Café`` in cp1252).
+    if truncated and in_sequences and in_sequences == non_ascii - len(_cut_character(sample)):
+        raise ConversionError(
+            f"undecodable text: {path.name} ends in the middle of a UTF-8 character "
+            "(a truncated file?); restore the complete file or re-save it as UTF-8"
+        )
+    if non_ascii and in_sequences * 2 >= non_ascii:
+        raise ConversionError(
+            f"undecodable text: {path.name} is UTF-8 with invalid bytes (damaged, or mixed with "
+            "another encoding); fix those bytes or re-save the whole file as UTF-8"
+        )
+
+
+def _cut_character(data: bytes) -> bytes:
+    """The trailing bytes of ``data`` that begin a UTF-8 character without ending it."""
+    tail = data[-3:]
+    for start in range(len(tail)):
+        if tail[start] >= 0xC0:
+            return tail[start:]
+    return b""
+
+
+def _legacy_candidates(sample: bytes) -> list[str]:
+    """Codecs to try, most plausible first (step 5): the detector's ranking with
+    implausible readings moved last, and ``cp1252`` first when it reads the sample
+    as cleanly as the detector's best."""
+    from charset_normalizer import from_bytes  # imported here: only legacy files need it
+
+    matches = list(from_bytes(sample, cp_exclusion=_NOT_ASKED, enable_fallback=False))
+    ranked = [match.encoding for match in matches if match.encoding != "ascii"]
+    ranked.sort(key=lambda codec: _implausible_reading(codec, sample))  # stable: only demotes
+    western = from_bytes(sample, cp_isolation=[_PREFERRED_LEGACY], enable_fallback=False).best()
+    best_chaos = matches[0].chaos if matches else None
+    if western is not None and (best_chaos is None or western.chaos <= best_chaos) \
+            and not _symbol_against_letter(str(western)):
+        ranked.insert(0, _PREFERRED_LEGACY)
+    return list(dict.fromkeys(ranked))
+
+
+def _implausible_reading(codec: str, sample: bytes) -> bool:
+    """True for a Korean cp949 reading of bytes that are not EUC-KR: cp949 adds 8,822
+    rarely used Hangul syllables to EUC-KR's 2,350 common ones, and Shift-JIS bytes
+    read as those look clean to a detector (``名前`` comes out as ``뼹멟``)."""
+    if codec not in ("cp949", "uhc"):
         return False
-    return True
+    try:
+        sample.decode("euc_kr")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def _symbol_against_letter(text: str) -> bool:
+    """True when a non-ASCII symbol or digit-like sign touches a letter (``£ódŸ``,
+    ``odby³o``): Western text keeps such signs apart (``5 €``, ``20 °C``)."""
+    for found in _NON_ASCII.finditer(text):
+        index = found.start()
+        if unicodedata.category(found.group()) in _SYMBOL_CATEGORIES:
+            neighbours = text[max(index - 1, 0):index] + text[index + 1:index + 2]
+            if any(char.isalpha() for char in neighbours):
+                return True
+    return False
