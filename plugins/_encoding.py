@@ -19,10 +19,11 @@
    bounded sample: up to 128 KB of the lines holding non-ASCII bytes, from anywhere
    in the file. Two tie-breaks where detectors are weak, on short samples: they
    cannot tell the Western single-byte encodings apart (``Café`` reads as cp1250,
-   johab or cp775 with no mess at all), so ``cp1252`` goes first when its reading is
-   as clean as the detector's best (charset-normalizer's own mess measure) and puts
-   no symbol against a letter (the tell-tale of Central European text read as
-   cp1252: ``£ódŸ``); and a Korean cp949 reading of bytes that are not EUC-KR goes
+   johab or cp775 with no mess at all; ``“curly” – €5`` reads as cp437), so ``cp1252``
+   goes first when its reading puts no symbol against a letter (the tell-tale of
+   Central European text read as cp1252: ``£ódŸ``) and either is as clean as the
+   detector's best (charset-normalizer's own mess measure) or the best is itself a
+   Latin-script reading; and a Korean cp949 reading of bytes that are not EUC-KR goes
    last (Shift-JIS often reads as rare cp949 syllables). The first candidate that
    decodes the whole file wins, and a warning names it. Latin-1 text reads
    identically as cp1252 (except the C1 control bytes 0x80-0x9F, which are not text).
@@ -35,12 +36,14 @@ import codecs
 import re
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 from monkeyllm_gardener.conversion import ConversionError
 
 _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
 _SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII
 _PREFERRED_LEGACY = "cp1252"  # the most common legacy encoding of exported text
+_DETECTOR_THRESHOLD = 0.2  # charset-normalizer's default: the most mess a reading may have
 _SYMBOL_CATEGORIES = frozenset({"Sc", "Sk", "Sm", "So", "No"})
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
@@ -221,19 +224,35 @@ def _cut_character(data: bytes) -> bytes:
 
 def _legacy_candidates(sample: bytes) -> list[str]:
     """Codecs to try, most plausible first (step 5): the detector's ranking with
-    implausible readings moved last, and ``cp1252`` first when it reads the sample
-    as cleanly as the detector's best."""
+    implausible readings moved last, and ``cp1252`` first when it wins the tie-break."""
     from charset_normalizer import from_bytes  # imported here: only legacy files need it
 
     matches = list(from_bytes(sample, cp_exclusion=_NOT_ASKED, enable_fallback=False))
     ranked = [match.encoding for match in matches if match.encoding != "ascii"]
     ranked.sort(key=lambda codec: _implausible_reading(codec, sample))  # stable: only demotes
-    western = from_bytes(sample, cp_isolation=[_PREFERRED_LEGACY], enable_fallback=False).best()
-    best_chaos = matches[0].chaos if matches else None
-    if western is not None and (best_chaos is None or western.chaos <= best_chaos) \
-            and not _symbol_against_letter(str(western)):
+    # threshold=1.0: measure cp1252's mess however high, so it can be compared
+    western = from_bytes(sample, cp_isolation=[_PREFERRED_LEGACY], threshold=1.0, enable_fallback=False).best()
+    if western is not None and _western_wins(western, matches[0] if matches else None):
         ranked.insert(0, _PREFERRED_LEGACY)
     return list(dict.fromkeys(ranked))
+
+
+def _western_wins(western: Any, best: Any) -> bool:
+    """cp1252's reading goes first when it is plausible (no symbol against a letter) and
+    either reads as cleanly as the detector's best, or the best is itself a Latin-script
+    reading (on short samples the detector cannot tell cp1252 from cp437, cp850, cp1250
+    or mac_roman, and cp1252 is by far the most common). With no best at all, cp1252
+    must pass the detector's own bar (mess under 0.2)."""
+    if _symbol_against_letter(str(western)):
+        return False
+    if best is None:
+        return western.chaos < _DETECTOR_THRESHOLD
+    return western.chaos <= best.chaos or _latin_letters_only(str(best))
+
+
+def _latin_letters_only(text: str) -> bool:
+    return all(not char.isalpha() or unicodedata.name(char, "").startswith("LATIN")
+               for char in set(_NON_ASCII.findall(text)))
 
 
 def _implausible_reading(codec: str, sample: bytes) -> bool:

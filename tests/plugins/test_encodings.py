@@ -105,10 +105,11 @@ def test_json_in_each_encoding_is_decoded(tmp_path, label, codec, table, prose) 
 
 @pytest.mark.parametrize(
     "text",
-    ["Café;Preço\nJoão;5,00\n", "2000,Zoë\n", "# Réunion\n\nLe café coûte 2 €.\n", "nombre,ciudad\nNuño,Logroño\n"],
+    ["Café;Preço\nJoão;5,00\n", "2000,Zoë\n", "# Réunion\n\nLe café coûte 2 €.\n", "nombre,ciudad\nNuño,Logroño\n",
+     "item,note\nmug,“curly” – €5\n"],
 )
 def test_short_western_text_reads_as_cp1252_where_detectors_guess_otherwise(tmp_path, text) -> None:
-    # On 20 bytes charset-normalizer alone answers johab, cp1006 or cp1250 for these.
+    # On 20 bytes charset-normalizer alone answers johab, cp1006, cp1250 or cp437 for these.
     path = write(tmp_path, "short.csv", text.encode("cp1252"))
     codec, warning = detect_encoding(path)
     assert codec == "cp1252" and "short.csv" not in warning  # the converters add the name
