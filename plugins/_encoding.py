@@ -20,8 +20,8 @@
    in the file. Two tie-breaks where detectors are weak, on short samples: they
    cannot tell the Western single-byte encodings apart (``Café`` reads as cp1250,
    johab or cp775 with no mess at all; ``“curly” – €5`` reads as cp437), so ``cp1252``
-   goes first when its reading puts no symbol against a letter (the tell-tale of
-   Central European text read as cp1252: ``£ódŸ``) and either is as clean as the
+   goes first when its reading puts none of ``£ ¥ ¯ ³ ¹`` against a letter (the
+   tell-tale of Polish text read as cp1252: ``£ódŸ``, ``by³``) and either is as clean as the
    detector's best (charset-normalizer's own mess measure) or the best is itself a
    Latin-script reading; and a Korean cp949 reading of bytes that are not EUC-KR goes
    last (Shift-JIS often reads as rare cp949 syllables). The first candidate that
@@ -44,7 +44,8 @@ _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
 _SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII
 _PREFERRED_LEGACY = "cp1252"  # the most common legacy encoding of exported text
 _DETECTOR_THRESHOLD = 0.2  # charset-normalizer's default: the most mess a reading may have
-_SYMBOL_CATEGORIES = frozenset({"Sc", "Sk", "Sm", "So", "No"})
+# cp1252's reading of the bytes cp1250 uses for Ł Ą Ż ł ą: signs no word holds
+_CENTRAL_EUROPEAN_TELLS = frozenset("£¥¯³¹")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 # (BOM, codec). UTF-32 LE starts with the UTF-16 LE BOM, so it is checked first.
@@ -75,8 +76,14 @@ def detect_encoding(path: Path | str) -> tuple[str, str | None]:
     with path.open("rb") as stream:
         head = stream.read(4)
     for bom, codec in _BYTE_ORDER_MARKS:
-        if head.startswith(bom) and _decodes_whole_file(path, codec):
-            return codec, None
+        if head.startswith(bom):
+            if _decodes_whole_file(path, codec):
+                return codec, None
+            if codec != "utf-8-sig":  # FF FE / FE FF are no text in any other encoding
+                raise ConversionError(
+                    f"undecodable text: {path.name} starts with a {codec.upper()} byte order mark "
+                    f"but is not valid {codec.upper()} (truncated?); restore it or re-save it as UTF-8"
+                )
     unmarked_utf16 = _unmarked_utf16(path)
     if unmarked_utf16 and _decodes_whole_file(path, unmarked_utf16):
         return unmarked_utf16, (
@@ -172,7 +179,11 @@ def _detector_sample(path: Path) -> bytes:
     carry = b""
     with path.open("rb") as stream:
         while len(sample) < _SAMPLE_BYTES and (chunk := stream.read(_CHUNK_SIZE)):
-            lines = (carry + chunk).split(b"\n")
+            chunk = carry + chunk
+            if chunk.isascii():  # most chunks of most files: nothing to sample
+                carry = chunk[chunk.rfind(b"\n") + 1:]
+                continue
+            lines = chunk.split(b"\n")
             carry = lines.pop()  # maybe cut mid-line: joined to the next chunk
             if len(carry) > _SAMPLE_BYTES:  # one very long line: sampled as it stands
                 lines.append(carry)
@@ -238,7 +249,7 @@ def _legacy_candidates(sample: bytes) -> list[str]:
 
 
 def _western_wins(western: Any, best: Any) -> bool:
-    """cp1252's reading goes first when it is plausible (no symbol against a letter) and
+    """cp1252's reading goes first when it is plausible (no tell-tale sign against a letter) and
     either reads as cleanly as the detector's best, or the best is itself a Latin-script
     reading (on short samples the detector cannot tell cp1252 from cp437, cp850, cp1250
     or mac_roman, and cp1252 is by far the most common). With no best at all, cp1252
@@ -269,11 +280,13 @@ def _implausible_reading(codec: str, sample: bytes) -> bool:
 
 
 def _symbol_against_letter(text: str) -> bool:
-    """True when a non-ASCII symbol or digit-like sign touches a letter (``£ódŸ``,
-    ``odby³o``): Western text keeps such signs apart (``5 €``, ``20 °C``)."""
+    """True when ``£ ¥ ¯ ³ ¹`` touch a letter (``£ódŸ``, ``odby³o``, ``s¹``): how Polish
+    text (cp1250's Ł Ą Ż ł ą) reads as cp1252. Signs Western text sets against words
+    (``™``, ``®``, ``°C``, ``n°``) are not tells. (``m³`` is: a cp1252 file holding it
+    falls back to the detector's ranking.)"""
     for found in _NON_ASCII.finditer(text):
-        index = found.start()
-        if unicodedata.category(found.group()) in _SYMBOL_CATEGORIES:
+        if found.group() in _CENTRAL_EUROPEAN_TELLS:
+            index = found.start()
             neighbours = text[max(index - 1, 0):index] + text[index + 1:index + 2]
             if any(char.isalpha() for char in neighbours):
                 return True

@@ -106,7 +106,7 @@ def test_json_in_each_encoding_is_decoded(tmp_path, label, codec, table, prose) 
 @pytest.mark.parametrize(
     "text",
     ["Café;Preço\nJoão;5,00\n", "2000,Zoë\n", "# Réunion\n\nLe café coûte 2 €.\n", "nombre,ciudad\nNuño,Logroño\n",
-     "item,note\nmug,“curly” – €5\n"],
+     "item,note\nmug,“curly” – €5\n", "produto,preço\nCoca-Cola®,5 €\nSala 20°C,n° 3\n"],
 )
 def test_short_western_text_reads_as_cp1252_where_detectors_guess_otherwise(tmp_path, text) -> None:
     # On 20 bytes charset-normalizer alone answers johab, cp1006, cp1250 or cp437 for these.
@@ -116,11 +116,11 @@ def test_short_western_text_reads_as_cp1252_where_detectors_guess_otherwise(tmp_
     assert path.read_bytes().decode(codec) == text
 
 
-def test_central_european_text_is_not_forced_into_cp1252(tmp_path) -> None:
-    text = "Imię,Miasto\nŁukasz,Łódź\nZofia,Kraków\nJerzy,Gdańsk\n"
-    path = write(tmp_path, "miasta.csv", text.encode("cp1250"))
-    conversion = CsvConverter().convert(path)
-    assert load(tmp_path, conversion) == [("Łukasz", "Łódź"), ("Zofia", "Kraków"), ("Jerzy", "Gdańsk")]
+@pytest.mark.parametrize("text", ["Imię,Miasto\nŁukasz,Łódź\nZofia,Kraków\nJerzy,Gdańsk\n",
+                                  "Spotkanie było w Łodzi, są nowe plany.\n"])
+def test_polish_text_is_not_forced_into_cp1252(tmp_path, text) -> None:
+    path = write(tmp_path, "miasta.md", text.encode("cp1250"))
+    assert MarkdownTextConverter().convert(path).markdown == text
 
 
 def test_a_legacy_character_far_past_the_detectors_head_sample_is_decoded(tmp_path) -> None:
@@ -143,8 +143,11 @@ def test_a_legacy_character_far_past_the_detectors_head_sample_is_decoded(tmp_pa
          r"^undecodable text: junk\.csv is UTF-8 with invalid bytes"),
         ("name,city\nJosé,Zürich\n".encode() + "São Paulo,日本".encode()[:-1],
          r"^undecodable text: junk\.csv ends in the middle of a UTF-8 character"),
+        ("id,city\n1,Łódź\n".encode("utf-16")[:-1],
+         r"^undecodable text: junk\.csv starts with a UTF-16 byte order mark but is not valid UTF-16"),
     ],
-    ids=["random bytes", "utf-8 with a stray byte", "utf-8 and cp1252 mixed", "utf-8 cut mid-character"],
+    ids=["random bytes", "utf-8 with a stray byte", "utf-8 and cp1252 mixed", "utf-8 cut mid-character",
+         "utf-16 with a BOM, cut"],
 )
 @pytest.mark.parametrize("converter", [CsvConverter(), JsonConverter(), MarkdownTextConverter()],
                          ids=["csv", "json", "markdown"])
