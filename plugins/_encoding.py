@@ -23,8 +23,9 @@
    goes first when its reading puts none of ``£ ¥ ¯ ³ ¹`` against a letter (the
    tell-tale of Polish text read as cp1252: ``£ódŸ``, ``by³``) and either is as clean as the
    detector's best (charset-normalizer's own mess measure) or the best is itself a
-   Latin-script reading; and a Korean cp949 reading of bytes that are not EUC-KR goes
-   last (Shift-JIS often reads as rare cp949 syllables). The first candidate that
+   Latin-script reading; and CJK readings that text in that language would not give
+   are dropped (Shift-JIS read as rare cp949 syllables, GB18030 read as Hanja-heavy
+   Korean, KOI8-R read as half-width katakana: ``_implausible_reading``). The first candidate that
    decodes the whole file wins, and a warning names it. Latin-1 text reads
    identically as cp1252 (except the C1 control bytes 0x80-0x9F, which are not text).
 6. Nothing decodes with confidence -> ``ConversionError`` naming the file and the fix
@@ -44,6 +45,8 @@ _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
 _SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII
 _PREFERRED_LEGACY = "cp1252"  # the most common legacy encoding of exported text
 _DETECTOR_THRESHOLD = 0.2  # charset-normalizer's default: the most mess a reading may have
+_KOREAN_CODECS = frozenset({"cp949", "uhc", "euc_kr", "johab"})
+_JAPANESE_CODECS = frozenset({"cp932", "shift_jis", "shift_jis_2004", "shift_jisx0213"})
 # cp1252's reading of the bytes cp1250 uses for Ł Ą Ż ł ą: signs no word holds
 _CENTRAL_EUROPEAN_TELLS = frozenset("£¥¯³¹")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -234,13 +237,13 @@ def _cut_character(data: bytes) -> bytes:
 
 
 def _legacy_candidates(sample: bytes) -> list[str]:
-    """Codecs to try, most plausible first (step 5): the detector's ranking with
-    implausible readings moved last, and ``cp1252`` first when it wins the tie-break."""
+    """Codecs to try, most plausible first (step 5): the detector's ranking without the
+    implausible readings, and ``cp1252`` first when it wins the tie-break."""
     from charset_normalizer import from_bytes  # imported here: only legacy files need it
 
     matches = list(from_bytes(sample, cp_exclusion=_NOT_ASKED, enable_fallback=False))
-    ranked = [match.encoding for match in matches if match.encoding != "ascii"]
-    ranked.sort(key=lambda codec: _implausible_reading(codec, sample))  # stable: only demotes
+    ranked = [match.encoding for match in matches
+              if match.encoding != "ascii" and not _implausible_reading(match.encoding, sample)]
     # threshold=1.0: measure cp1252's mess however high, so it can be compared
     western = from_bytes(sample, cp_isolation=[_PREFERRED_LEGACY], threshold=1.0, enable_fallback=False).best()
     if western is not None and _western_wins(western, matches[0] if matches else None):
@@ -267,16 +270,41 @@ def _latin_letters_only(text: str) -> bool:
 
 
 def _implausible_reading(codec: str, sample: bytes) -> bool:
-    """True for a Korean cp949 reading of bytes that are not EUC-KR: cp949 adds 8,822
-    rarely used Hangul syllables to EUC-KR's 2,350 common ones, and Shift-JIS bytes
-    read as those look clean to a detector (``名前`` comes out as ``뼹멟``)."""
-    if codec not in ("cp949", "uhc"):
+    """True for a CJK reading that text in that language would not give, so that bytes
+    of another script, which also decode there, are not read that way (with no other
+    candidate left the file is undecodable, an error rather than mojibake):
+
+    - Korean where most Hangul syllables are outside EUC-KR's 2,350 common ones: cp949
+      adds 8,822 rare ones, and Shift-JIS reads as those (``名前`` -> ``뼹멟``); a real
+      cp949 file uses a few (``똠``, ``뷁``) among common ones;
+    - Korean where a fifth or more of the letters are Hanja: modern Korean writes
+      Hangul, while GB18030 Chinese read as EUC-KR comes out Hanja-heavy
+      (``姓名,城市`` -> ``檎츰,냘懇``);
+    - Japanese made mostly of half-width katakana, which is how KOI8-R Cyrillic
+      reads as Shift-JIS (``Заметка`` -> ``酤ﾍﾅﾔﾋﾁ``).
+    """
+    if codec not in _KOREAN_CODECS and codec not in _JAPANESE_CODECS:
         return False
     try:
-        sample.decode("euc_kr")
+        text = sample.decode(codec)
     except UnicodeDecodeError:
         return True
-    return False
+    if codec in _JAPANESE_CODECS:
+        half_width = sum(1 for char in text if "\uff61" <= char <= "\uff9f")
+        letters = sum(1 for char in text if not char.isascii() and char.isalpha())
+        return half_width * 2 > letters
+    syllables = [char for char in text if "\uac00" <= char <= "\ud7a3"]
+    rare = sum(1 for char in syllables if not _is_common_hangul(char))
+    hanja = sum(1 for char in text if "\u4e00" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff")
+    return rare * 2 > len(syllables) or hanja * 5 >= len(syllables) + hanja > 0
+
+
+def _is_common_hangul(syllable: str) -> bool:
+    """One of EUC-KR's 2,350 syllables (two bytes; Python spells the others in eight)."""
+    try:
+        return len(syllable.encode("euc_kr")) == 2
+    except UnicodeEncodeError:
+        return False
 
 
 def _symbol_against_letter(text: str) -> bool:

@@ -187,3 +187,25 @@ def test_a_shift_jis_csv_plants_and_every_example_query_of_its_manual_runs(tmp_p
         assert proc.returncode == 0, f"{sql}\n{proc.stderr}"
     assert json.loads(proc.stdout)["rows"] == [["田中"]]
     assert passport["type"] == "dataset"
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("名前,年齢,部署\n田中,30,営業\n", "shift_jis"),  # also decodes as rare cp949 syllables: 뼹멟
+        ("姓名,城市,年龄\n李娜,广州,28\n", "gb18030"),  # also decodes as Hanja-heavy Korean: 檎츰
+        ("# 보고서\n\n이번 분기 매출은 작년보다 증가했습니다.\n똠방각하 뷁\n", "cp949"),  # real cp949-only syllables
+        ("Имя,Город\nИван,Москва\nОльга,Санкт-Петербург\n", "koi8_r"),
+    ],
+)
+def test_cjk_readings_that_the_language_would_not_give_are_not_chosen(tmp_path, text, codec) -> None:
+    path = write(tmp_path, "cjk.md", text.encode(codec))
+    assert MarkdownTextConverter().convert(path).markdown == text
+
+
+def test_when_every_reading_is_implausible_the_file_is_an_error_not_mojibake(tmp_path) -> None:
+    # Two lines of KOI8-R: the detector offers only Shift-JIS, which reads them as
+    # half-width katakana (酤ﾍﾅﾔﾋﾁ); no candidate is left, so the user is asked to re-save.
+    path = write(tmp_path, "memo.md", "# Заметка\nВстреча в 10:00 в переговорной.\n".encode("koi8_r"))
+    with pytest.raises(ConversionError, match=r"^undecodable text: memo\.md .*re-save it as UTF-8$"):
+        MarkdownTextConverter().convert(path)
