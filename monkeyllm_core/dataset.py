@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,24 @@ MAX_COLUMNS = 50
 TABLE_KEYS = frozenset({"columns", "primary_key"})
 SIDECAR_SUFFIXES = ("-journal", "-wal", "-shm")
 
-_NAME_RULE = "names match ^[a-z_][a-z0-9_]*$ (lowercase letters, digits, underscore; no leading digit), at most 64 characters"
+_NAME_RULE = ("names are one word of lowercase letters (any script), digits and underscore, no leading digit, "
+              "at most 64 characters: ^[a-z_][a-z0-9_]*$ in ASCII")
+_NAME_CATEGORIES = frozenset({"Ll", "Lm", "Lo", "Mn", "Mc", "Me", "Nd"})  # no uppercase, no symbols
+
+
+def is_schema_name(name: object) -> bool:
+    """A valid table or column name: ``^[a-z_][a-z0-9_]*$``, or the same shape in any
+    script (``名前``, ``имя``, ``preço``: lowercase letters, combining marks, decimal
+    digits and ``_``, not starting with a digit or a mark), at most 64 characters.
+    Non-ASCII names are double-quoted by ``quote_identifier`` wherever SQL is written."""
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS:
+        return False
+    if NAME_PATTERN.fullmatch(name):
+        return True
+    if name[0].isdigit() or unicodedata.category(name[0]).startswith("M"):
+        return False
+    return all(char == "_" or (not char.isascii() or char.isdigit() or char.islower())
+               and unicodedata.category(char) in _NAME_CATEGORIES for char in name)
 
 
 def _schema_error(message: str, hint: str) -> VineError:
@@ -36,7 +54,7 @@ def _schema_error(message: str, hint: str) -> VineError:
 
 
 def _check_name(name: object, what: str) -> None:
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or len(name) > MAX_NAME_CHARS:
+    if not is_schema_name(name):
         raise _schema_error(f"invalid {what} name {name!r}", f"Table and column {_NAME_RULE}.")
 
 
@@ -79,7 +97,8 @@ def validate_schema(schema: object) -> None:
     """Raise VineError E_SCHEMA unless ``schema`` is a valid declarative dataset schema.
 
     Rules (primitives.md, "Planting a dataset"): table and column names match
-    ``^[a-z_][a-z0-9_]*$`` with at most 64 characters; types are TEXT, INTEGER,
+    ``^[a-z_][a-z0-9_]*$``, or the same shape in another script (``is_schema_name``),
+    with at most 64 characters; types are TEXT, INTEGER,
     REAL or BLOB; primary_key only names declared columns; 1 to 10 tables of 1 to
     50 columns. Table names may not start with ``sqlite_``, which SQLite reserves.
     """
@@ -102,7 +121,7 @@ def validate_schema(schema: object) -> None:
         if len(columns) > MAX_COLUMNS:
             raise _schema_error(f"table {table} declares {len(columns)} columns", "At most 50 columns per table; split the table.")
         for column, declared in columns.items():
-            if not isinstance(column, str) or not NAME_PATTERN.fullmatch(column) or len(column) > MAX_NAME_CHARS:
+            if not is_schema_name(column):
                 raise _schema_error(f"table {table}: invalid column name {column!r}", f"Table and column {_NAME_RULE}.")
             _column_type(table, column, declared)
         _primary_key(table, spec)

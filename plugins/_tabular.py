@@ -1,35 +1,43 @@
-"""Shared helpers for tabular converters: SQL-safe names and column type inference.
+"""Shared helpers for tabular converters: SQL names and column type inference.
 
 Names
 -----
-Table and column names must match ``^[a-z_][a-z0-9_]*$`` and be at most 64
-characters. A name that already does is kept. Otherwise it is slugified: accents
-are folded (``Résumés`` -> ``resumes``), a few symbols are spelt out (``€`` -> ``eur``,
-``%`` -> ``pct``, ``#`` -> ``num``, ...), letters are lowercased, every other run of
-characters becomes one ``_``, and leading/trailing ``_`` are trimmed. A name starting
-with a digit gets a prefix (``t_`` for tables, ``c_`` for columns). A header that
-leaves nothing usable is named ``column_N`` (N = its 1-based position); a header
-that repeats an earlier one (compared after slugging, so ``a`` and ``A`` collide)
-is named ``name_2``, ``name_3``... Every rename is stated in a note.
+A table or column name keeps its script: ``名前`` stays ``名前``, ``Имя`` becomes
+``имя``. A name matching ``^[a-z_][a-z0-9_]*$`` (at most 64 characters) is kept as
+it is. Otherwise it is normalised (NFKC, so full-width ``ＡＢ１`` is ``ab1``), a few
+symbols are spelt out (``€`` -> ``eur``, ``%`` -> ``pct``, ``#`` -> ``num``, ...),
+letters are lowercased where the script has case, Latin letters are folded to ASCII
+(``Résumés`` -> ``resumes``, ``Straße`` -> ``strasse``: such names stay plain SQL
+words an agent types without quotes), letters, marks and digits of every other
+script are kept, every other run of characters (spaces, punctuation, quotes, emoji)
+becomes one ``_``, and leading/trailing ``_`` are trimmed. A name starting with a digit gets a
+prefix (``t_`` for tables, ``c_`` for columns). A header that leaves nothing usable is
+named ``column_N`` (N = its 1-based position); a header that repeats an earlier one
+(compared after normalising, so ``a`` and ``A`` collide) is named ``name_2``,
+``name_3``... Every rename is stated in a note. A name that is not a plain lowercase
+ASCII word is double-quoted by the engine (``quote_identifier``) in DDL, the manual
+and the example queries, so it never stands bare in SQL.
 
-Type rules (quoted in the query manual notes)
-----------------------------------------------
-Each cell of a text source (CSV) is classified on its own:
+Type rules (the general ones are stated once in the forest's dialect, not per dataset)
+-------------------------------------------------------------------------------------
+Each cell of a text source (CSV), and each number token of JSON, is classified on
+its own; no value may lose information on its way into a typed column:
 
 - NULL: an empty cell or a cell of only whitespace. This is the one NULL rule;
   a ragged row's missing cells are NULL too.
-- INTEGER: optional ``+``/``-`` sign and ASCII digits, no leading zero except ``0``
-  itself, fitting in signed 64 bits (``42``, ``-7``, ``0``). Surrounding spaces are
-  allowed. ``00501`` (a code) and ``123456789012345678901234567890`` (beyond 64
-  bits) are TEXT.
-- REAL: a decimal or exponent form (``1.5``, ``-0.25``, ``.5``, ``1e3``, ``2.5E-3``)
-  whose integer part has no leading zero, whose value is finite and which a double
-  holds exactly as written (``0.12345678901234567890`` has more significant digits
-  than a double keeps, so it is TEXT). ``nan``, ``inf``, ``infinity``, ``1_000``,
-  ``1,000``, ``007.5`` and ``1e999`` are TEXT.
-- TEXT: everything else. Placeholders such as ``N/A``, ``NA``, ``n/a``, ``-``,
-  ``null``, ``NULL``, ``none``, ``?`` are NOT NULL: they are ordinary text, so a
-  numeric column holding one becomes TEXT and keeps every value as written.
+- INTEGER: canonical integer text: ASCII digits with an optional ``-``, no ``+``, no
+  surrounding spaces, no leading zero except ``0`` itself, not ``-0``, fitting in
+  signed 64 bits (``42``, ``-7``, ``0``). ``00501`` (a code), ``+5``, `` 5``, ``-0``
+  and ``123456789012345678901234567890`` (beyond 64 bits) are TEXT.
+- REAL: a decimal or exponent form (``1.5``, ``-0.25``, ``.5``, ``1e3``, ``2.5E-3``),
+  same sign and space rules, whose integer part has no leading zero, whose value is
+  finite, not a negative zero (SQLite drops its sign), and which a double holds as
+  written: ``0.10000000000000000001`` has more significant digits than a double keeps
+  and ``1e400`` overflows, so both are TEXT. ``nan``, ``inf``, ``1_000``, ``1,000``,
+  ``007.5`` and ``1.`` are TEXT.
+- TEXT: everything else. Placeholders such as ``N/A``, ``NA``, ``-``, ``null``,
+  ``none``, ``?`` are NOT NULL: they are ordinary text, so a numeric column holding
+  one becomes TEXT and keeps every value as written.
 
 A column's type is decided from every cell: INTEGER if all non-NULL cells are
 INTEGER; REAL if they are all INTEGER or REAL (integers become floats), except that
@@ -38,9 +46,15 @@ TEXT otherwise, and for a column with no value at all. Values are loaded per the
 final type: INTEGER -> ``int``, REAL -> ``float``, TEXT -> the exact original string,
 character for character.
 
-Typed sources (JSON) classify Python values instead (``classify_value``): ``None`` is
-NULL, ``bool`` is INTEGER 1/0 (``true``/``false`` in a TEXT column), ``int`` is
-INTEGER when it fits in 64 bits, ``float`` is REAL when finite, strings are always
+A REAL column is the one place a value's spelling may change (``1.50`` is stored as
+1.5, ``1e5`` as 100000.0, ``7`` as 7.0): its value is kept, its text is not. Such a
+column gets one manual note naming it and showing one value
+(``decimal_notes``): "`price` was read as decimal: `1.50` is stored as 1.5."
+
+Typed sources classify Python values instead (``classify_value``): ``None`` is NULL,
+``bool`` is INTEGER 1/0 (``true``/``false`` in a TEXT column), ``int`` is INTEGER when
+it fits in 64 bits, ``float`` is REAL when finite, a ``NumberToken`` (a JSON number
+as written in the file) follows the text rules above, other strings are always
 TEXT (never re-parsed as numbers, and ``""`` stays an empty string), and nested
 values are TEXT holding their JSON.
 """
@@ -70,33 +84,59 @@ _SPELLED_SYMBOLS = {
     "€": " eur ", "$": " usd ", "£": " gbp ", "¥": " jpy ", "%": " pct ",
     "#": " num ", "&": " and ", "@": " at ",
 }
-# Letters NFKD does not decompose into ASCII.
+# Latin letters NFKD does not decompose into ASCII.
 _FOLDED_LETTERS = {
-    "ß": "ss", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "ø": "o", "Ø": "o",
-    "đ": "d", "Đ": "d", "ł": "l", "Ł": "l", "þ": "th", "Þ": "th", "ð": "d", "Ð": "d",
-    "ı": "i",
+    "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "þ": "th", "ð": "d", "ı": "i",
 }
+# lowercase or caseless letters, combining marks, decimal digits (what the engine accepts)
+_NAME_CATEGORIES = frozenset({"Ll", "Lm", "Lo", "Mn", "Mc", "Me", "Nd"})
 
-_INTEGER_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
-_REAL_TEXT = re.compile(
-    r"[+-]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-)
-_SURROUNDING_SPACE = " \t"
-_NUMBER_START = frozenset("+-.0123456789")  # the first character of any INTEGER or REAL
+_INTEGER_TEXT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_REAL_TEXT = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER_START = frozenset("-.0123456789")  # the first character of any INTEGER or REAL
 
 
 # ---------------------------------------------------------------- names
 
 
 def slugify(text: str) -> str:
-    """Fold ``text`` into lowercase ``[a-z0-9_]`` words joined by ``_`` (may be "")."""
+    """``text`` as lowercase words of letters and digits joined by ``_`` (may be "");
+    Latin letters lose their accents, other scripts are kept."""
     if _SAFE_NAME.match(text) and len(text) <= MAX_NAME_LENGTH:
         return text
-    spelled = "".join(_SPELLED_SYMBOLS.get(ch) or _FOLDED_LETTERS.get(ch) or ch for ch in text)
-    decomposed = unicodedata.normalize("NFKD", spelled)
-    ascii_only = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    ascii_only = ascii_only.encode("ascii", "ignore").decode("ascii").lower()
-    return re.sub(r"[^a-z0-9]+", "_", ascii_only).strip("_")
+    spelled = "".join(_SPELLED_SYMBOLS.get(ch, ch) for ch in unicodedata.normalize("NFKC", text))
+    folded = "".join(map(_ascii_if_latin, spelled.lower()))
+    kept = "".join(ch if _is_name_character(ch) else " " for ch in folded)
+    words = kept.replace("_", " ").split()
+    # a word may not start with a combining mark (it would combine with the "_" before it)
+    words = [word for word in map(_without_leading_marks, words) if word]
+    return "_".join(words)
+
+
+def _ascii_if_latin(char: str) -> str:
+    """``é`` -> ``e``, ``ß`` -> ``ss``: a Latin letter's ASCII spelling, so such names stay
+    plain SQL words; any other character (``名``, ``ё``, ``ά``) as it is."""
+    if char.isascii():
+        return char
+    if char in _FOLDED_LETTERS:
+        return _FOLDED_LETTERS[char]
+    base = "".join(ch for ch in unicodedata.normalize("NFKD", char) if not unicodedata.combining(ch))
+    return base if base.isascii() and base.isalpha() else char
+
+
+def _is_name_character(char: str) -> bool:
+    """A letter without case or in lowercase, a combining mark or a decimal digit: the
+    characters the engine accepts in a name (``monkeyllm_core.dataset.is_schema_name``)."""
+    if char.isascii():
+        return char.isdigit() or char.islower()
+    return unicodedata.category(char) in _NAME_CATEGORIES
+
+
+def _without_leading_marks(word: str) -> str:
+    index = 0
+    while index < len(word) and unicodedata.category(word[index]).startswith("M"):
+        index += 1
+    return word[index:]
 
 
 def _fit(name: str, digit_prefix: str, suffix: str = "") -> str:
@@ -166,43 +206,57 @@ def _quote(header: str | None, limit: int = 60) -> str:
 # ---------------------------------------------------------------- types
 
 
+class NumberToken(str):
+    """A number exactly as a typed source wrote it (a JSON token such as ``1.50`` or
+    ``1e400``): classified and stored by the text rules, so its digits never change."""
+
+
 def classify_text(cell: str | None) -> CellKind:
     """The kind of one text cell under the module's type rules."""
     if cell is None:
         return "null"
-    stripped = cell.strip()
-    if not stripped:
-        return "null"
-    number = cell.strip(_SURROUNDING_SPACE)
-    if number[0] not in _NUMBER_START:
-        return "text"  # cheap exit for words: neither pattern can match
-    if _INTEGER_TEXT.fullmatch(number):
-        if len(number) < 16:
+    if not cell or cell[0] not in _NUMBER_START:
+        # cheap exit for words: neither pattern can match (a leading space or ``+``
+        # keeps the cell text too)
+        return "text" if cell.strip() else "null"
+    if _INTEGER_TEXT.fullmatch(cell):
+        if cell == "-0":
+            return "text"  # not the same text as 0, and SQLite keeps no negative zero
+        if len(cell) < 16:
             return "integer"  # at most 15 digits: within 64 bits and exact as a float
-        if len(number.lstrip("+-")) > 19:
+        if len(cell.lstrip("-")) > 19:
             # Beyond 64 bits whatever the digits; never int() it: Python refuses strings
             # over 4,300 digits (and parsing them is quadratic).
             return "text"
-        value = int(number)
+        value = int(cell)
         if not _INT64_MIN <= value <= _INT64_MAX:
             return "text"
         return "wide_integer" if abs(value) > _EXACT_FLOAT_LIMIT else "integer"
-    if _REAL_TEXT.fullmatch(number):
-        if len(number) < 16 and "e" not in number and "E" not in number:
-            return "real"  # at most 15 significant digits, no exponent: a double keeps them all
-        value = float(number)
-        if not math.isfinite(value):
-            return "text"
+    if _REAL_TEXT.fullmatch(cell):
+        if len(cell) < 16 and "e" not in cell and "E" not in cell:
+            # at most 15 significant digits, no exponent: a double keeps them all
+            return "text" if cell[0] == "-" and not cell.strip("-0.") else "real"
+        value = float(cell)
+        if not math.isfinite(value) or value == 0 and cell[0] == "-":
+            return "text"  # 1e400 overflows; SQLite keeps no negative zero
         # More digits than a double keeps (0.12345678901234567890): as REAL the value
         # would silently change, so the column stays TEXT, every digit as written.
-        return "real" if Decimal(repr(value)) == Decimal(number) else "text"
+        return "real" if Decimal(repr(value)) == Decimal(cell) else "text"
     return "text"
 
 
+def stored_real_differs(cell: str) -> bool:
+    """True when a REAL (or INTEGER) cell's text is not how its double reads back:
+    ``1.50``, ``.5``, ``1e5``, ``7`` (stored as 1.5, 0.5, 100000.0, 7.0)."""
+    return repr(float(cell)) != cell
+
+
 def classify_value(value: Any) -> CellKind:
-    """The kind of one typed value (from JSON) under the module's type rules."""
+    """The kind of one typed value (from JSON or a workbook) under the module's type rules."""
     if value is None:
         return "null"
+    if isinstance(value, NumberToken):
+        return classify_text(value)
     if isinstance(value, bool):
         return "integer"
     if isinstance(value, int):
@@ -217,6 +271,8 @@ def classify_value(value: Any) -> CellKind:
 @dataclass
 class _ColumnEvidence:
     seen: set[str] = field(default_factory=set)
+    # the first number whose text a REAL column would not keep (see decimal_notes)
+    rewritten: str | None = None
 
     def sql_type(self) -> SqlType:
         kinds = self.seen - {"null"}
@@ -227,19 +283,28 @@ class _ColumnEvidence:
             return "TEXT" if "wide_integer" in kinds else "REAL"
         return "INTEGER"
 
+    def note_number(self, cell: str) -> None:
+        if self.rewritten is None and stored_real_differs(cell):
+            self.rewritten = cell
+
 
 class TypeTracker:
-    """Accumulates cell kinds per column position; ``types(width)`` gives the verdict."""
+    """Accumulates cell kinds per column position; ``types(width)`` gives the verdict,
+    ``rewritten_examples(width)`` one number per column whose text REAL would change."""
 
     def __init__(self) -> None:
         self._columns: list[_ColumnEvidence] = []
         # (position, evidence) of the columns not yet TEXT; None: recompute
-        self._undecided: list[tuple[int, set[str]]] | None = None
+        self._undecided: list[tuple[int, _ColumnEvidence]] | None = None
 
-    def observe(self, index: int, kind: CellKind) -> None:
+    def observe(self, index: int, kind: CellKind, number_text: str | None = None) -> None:
+        """Record one cell's kind; ``number_text``: its text, when a number was written as text."""
         while len(self._columns) <= index:
             self._columns.append(_ColumnEvidence())
-        self._columns[index].seen.add(kind)
+        column = self._columns[index]
+        column.seen.add(kind)
+        if number_text is not None and kind in ("integer", "real"):
+            column.note_number(number_text)
         self._undecided = None
 
     def observe_text_row(self, cells: Sequence[str | None]) -> None:
@@ -250,24 +315,45 @@ class TypeTracker:
         if self._undecided is None or len(columns) < len(cells):
             while len(columns) < len(cells):
                 columns.append(_ColumnEvidence())
-            self._undecided = [(i, c.seen) for i, c in enumerate(columns) if "text" not in c.seen]
+            self._undecided = [(i, c) for i, c in enumerate(columns) if "text" not in c.seen]
         width = len(cells)
         decided = False
-        for index, seen in self._undecided:
+        for index, column in self._undecided:
             if index < width:
-                kind = classify_text(cells[index])
-                seen.add(kind)
-                decided = decided or kind == "text"
+                cell = cells[index]
+                kind = classify_text(cell)
+                column.seen.add(kind)
+                if kind == "text":
+                    decided = True
+                elif column.rewritten is None and (kind == "real" or kind == "integer"):
+                    column.note_number(cell)
         if decided:
-            self._undecided = [(i, seen) for i, seen in self._undecided if "text" not in seen]
+            self._undecided = [(i, c) for i, c in self._undecided if "text" not in c.seen]
 
     def observe_value_row(self, values: Sequence[Any]) -> None:
         for index, value in enumerate(values):
-            self.observe(index, classify_value(value))
+            number_text = value if isinstance(value, NumberToken) else None
+            self.observe(index, classify_value(value), number_text)
 
     def types(self, width: int) -> list[SqlType]:
         found = [column.sql_type() for column in self._columns[:width]]
         return found + ["TEXT"] * (width - len(found))
+
+    def rewritten_examples(self, width: int) -> list[str | None]:
+        """Per column, a number written as text that its REAL column stores differently
+        (None for columns that are not REAL or keep every spelling)."""
+        found = [column.rewritten if column.sql_type() == "REAL" else None for column in self._columns[:width]]
+        return found + [None] * (width - len(found))
+
+
+def decimal_notes(columns: Sequence[str], tracker: TypeTracker) -> list[str]:
+    """One manual note per REAL column whose values were read as decimals and so do
+    not all keep their spelling: "`price` was read as decimal: `1.50` is stored as 1.5."."""
+    notes = []
+    for name, example in zip(columns, tracker.rewritten_examples(len(columns))):
+        if example is not None:
+            notes.append(f"`{name}` was read as decimal: `{example}` is stored as {float(example)!r}.")
+    return notes
 
 
 def convert_text(cell: str | None, sql_type: SqlType) -> Any:
@@ -275,9 +361,9 @@ def convert_text(cell: str | None, sql_type: SqlType) -> Any:
     if cell is None or not cell.strip():
         return None
     if sql_type == "INTEGER":
-        return int(cell.strip(_SURROUNDING_SPACE))
+        return int(cell)
     if sql_type == "REAL":
-        return float(cell.strip(_SURROUNDING_SPACE))
+        return float(cell)
     return cell
 
 
@@ -286,11 +372,11 @@ def _text_cell(cell: str | None) -> str | None:
 
 
 def _integer_cell(cell: str | None) -> int | None:
-    return int(cell.strip(_SURROUNDING_SPACE)) if cell is not None and cell.strip() else None
+    return int(cell) if cell is not None and cell.strip() else None
 
 
 def _real_cell(cell: str | None) -> float | None:
-    return float(cell.strip(_SURROUNDING_SPACE)) if cell is not None and cell.strip() else None
+    return float(cell) if cell is not None and cell.strip() else None
 
 
 _TEXT_CONVERTERS = {"TEXT": _text_cell, "INTEGER": _integer_cell, "REAL": _real_cell}
@@ -302,7 +388,7 @@ def text_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
 
 
 def convert_value(value: Any, sql_type: SqlType) -> Any:
-    """Load one typed (JSON) value per its column's final type."""
+    """Load one typed value (JSON, a workbook) per its column's final type."""
     if value is None:
         return None
     if sql_type == "INTEGER":
@@ -310,23 +396,12 @@ def convert_value(value: Any, sql_type: SqlType) -> Any:
     if sql_type == "REAL":
         return float(value)
     if isinstance(value, str):
-        return value
+        return str(value)  # a NumberToken is stored as the plain text it was written as
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
         return json.dumps(value)  # NaN / Infinity, as JSON spells them
     return json.dumps(value, ensure_ascii=False)
-
-
-TYPE_RULES_SENTENCE = (
-    "Column types were inferred from every row: INTEGER for whole numbers without "
-    "leading zeros that fit in 64 bits, REAL for decimal and exponent forms such as "
-    "`1.5` or `1e3`, TEXT for everything else (codes with leading zeros like `00501`, "
-    "larger integers, decimals with more digits than a double keeps, `nan`, `inf`, "
-    "`1_000`, `1,000`, and placeholders like `N/A` or "
-    "`-`, which are not treated as NULL); TEXT values are stored exactly as written."
-)
-NULL_RULE_SENTENCE = "An empty or whitespace-only cell is stored as NULL."
 
 
 # ---------------------------------------------------------------- wide tables

@@ -3,6 +3,16 @@
 Two streamed passes, so memory does not grow with the file: ``convert`` reads the
 file once to sniff the delimiter, repair the header, infer column types and count
 rows; the returned ``CsvRows`` re-reads it when the engine loads the rows.
+
+Decoding is ``_encoding.detect_encoding`` (shared with the JSON and markdown
+converters); the file is then read with ``newline=""``, so a quoted CRLF inside a
+field reaches the table as ``\r\n``, byte for byte. Types follow ``_tabular``.
+
+The query manual notes say only what is true of this file and changes how an agent
+writes SQL or reads a value: renamed headers, a table split by width, ragged rows
+padded or kept in ``extra_N`` columns, cells holding NUL, columns read as decimal.
+The general typing and NULL rules live in the forest's dialect; the encoding and the
+delimiter are not notes (a legacy encoding is a run-report warning).
 """
 from __future__ import annotations
 
@@ -18,10 +28,9 @@ from monkeyllm_gardener.hookspecs import hookimpl
 
 from ._encoding import detect_encoding, is_blank_file
 from ._tabular import (
-    NULL_RULE_SENTENCE,
-    TYPE_RULES_SENTENCE,
     SqlType,
     TypeTracker,
+    decimal_notes,
     repair_headers,
     table_name_from,
     text_converters,
@@ -35,7 +44,6 @@ csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 50
-_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
 # Files that are not text at all, misnamed .csv (an exported workbook, a database).
 _BINARY_SIGNATURES = {
     b"PK\x03\x04": "a zip archive (an .xlsx workbook?)",
@@ -79,7 +87,6 @@ class _FirstPass:
     max_row_width: int = 0
     short_rows: int = 0
     long_rows: int = 0
-    blank_lines: int = 0
     cells_with_nul: int = 0
 
 
@@ -108,8 +115,9 @@ class CsvConverter:
         types = scan.types.types(width)
         table = table_name_from(path.stem)
 
-        notes, warnings = _source_notes(path, encoding_warning, encoding, delimiter, scan, extra_names)
+        notes, warnings = _source_notes(path, encoding_warning, scan, extra_names)
         notes[:0] = header_notes
+        notes.extend(decimal_notes(columns, scan.types))
         parts, schema, split_note = wide_table_schema(path, table, columns, types,
                                                       fix="split the file into narrower CSVs")
         if split_note:
@@ -140,31 +148,21 @@ class CsvConverter:
 def _source_notes(
     path: Path,
     encoding_warning: str | None,
-    encoding: str,
-    delimiter: str,
     scan: _FirstPass,
     extra_names: list[str],
 ) -> tuple[list[str], list[str]]:
-    """Manual notes and run-report warnings for everything read differently from plain CSV."""
+    """Manual notes (only what changes how an agent writes SQL or reads a value) and
+    run-report warnings (what the user should act on) for this file."""
     notes: list[str] = []
     warnings: list[str] = []
     if encoding_warning:
-        notes.append(f"The file was {encoding_warning.split(';')[0]}.")
         warnings.append(f"{path.name}: {encoding_warning}")
-    elif encoding in ("utf-16", "utf-32"):
-        notes.append(f"The file was decoded as {encoding.upper()} (byte order mark).")
-    if delimiter != ",":
-        notes.append(f"Fields in the source are separated by {_DELIMITER_NAMES[delimiter]}.")
-    notes.append(NULL_RULE_SENTENCE)
-    notes.append(TYPE_RULES_SENTENCE)
     notes.extend(_ragged_notes(scan, len(scan.header), extra_names))
     if scan.short_rows or scan.long_rows:
         warnings.append(
             f"{path.name}: {scan.short_rows + scan.long_rows} ragged rows kept "
             "(short rows padded with NULL, extra values in extra_N columns)"
         )
-    if scan.blank_lines:
-        notes.append(f"{_count(scan.blank_lines, 'blank line')} after the header skipped.")
     if scan.cells_with_nul:
         cells = _count(scan.cells_with_nul, "cell")
         notes.append(
@@ -246,7 +244,7 @@ def _is_blank_record(record: list[str], *, single_column: bool) -> bool:
 
 
 def _data_records(path: Path, encoding: str, delimiter: str, single_column: bool = False) -> Iterator[list[str]]:
-    """Every record after the header, blank lines left out (the first pass counts them)."""
+    """Every record after the header, blank lines left out."""
     records = iter(_records(path, encoding, delimiter))
     for record in records:
         if not _is_blank(record):
@@ -263,8 +261,7 @@ def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
         if _is_blank(record) and (
             not header_seen or _is_blank_record(record, single_column=len(scan.header) == 1)
         ):
-            scan.blank_lines += header_seen
-            continue
+            continue  # blank lines hold no value: nothing is lost by skipping them
         if "\x00" in "".join(record):  # rare: count cells only when the record has one
             scan.cells_with_nul += sum("\x00" in cell for cell in record)
         if not header_seen:

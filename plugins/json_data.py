@@ -4,12 +4,20 @@ The whole document is parsed in memory (JSON has no streaming record boundary in
 the standard library); ``JsonRows`` re-parses the file when the engine loads rows,
 so a Conversion stays small when it crosses a process boundary.
 
+Numbers are parsed as their own tokens (``NumberToken``), never through ``float``:
+a document's body shows ``1.50``, ``1e5`` and ``-0`` as the file wrote them, and a
+dataset types each number by the text rules of ``_tabular`` (``1e400`` and
+``0.10000000000000000001`` are TEXT, digits kept; ``1.50`` in a REAL column is 1.5,
+with a manual note naming the column).
+
 Dataset rules: keys are unioned in first-seen order and repaired like CSV headers;
 a key missing from an object is NULL, as is ``null``; ``true``/``false`` are INTEGER
-1/0 (``true``/``false`` text in a column that is TEXT anyway); numbers keep their
-JSON type; strings stay TEXT even when they look numeric; nested objects and arrays
-are stored as JSON text (``json.dumps``, ``ensure_ascii=False``). See ``_tabular`` for
-how mixed columns resolve.
+1/0 (``true``/``false`` text in a column that is TEXT anyway); strings stay TEXT even
+when they look numeric; nested objects and arrays are stored as JSON text
+(``render_json``: numbers as written, ``ensure_ascii=False``). The manual notes say
+only what is specific to this file (renamed keys, nested columns, booleans, repeated
+keys, columns read as decimal); the general NULL and typing rules live in the
+forest's dialect, and a legacy encoding is a run-report warning only.
 """
 from __future__ import annotations
 
@@ -24,9 +32,11 @@ from monkeyllm_gardener.hookspecs import hookimpl
 
 from ._encoding import read_text
 from ._tabular import (
+    NumberToken,
     SqlType,
     TypeTracker,
     convert_value,
+    decimal_notes,
     repair_headers,
     table_name_from,
     wide_table_schema,
@@ -82,8 +92,10 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
         return result
 
     try:
+        # Every number stays the token the file wrote (NaN and Infinity included).
         data = json.loads(
-            text, object_pairs_hook=keep_last_counting_duplicates, parse_int=_integer_or_digits
+            text, object_pairs_hook=keep_last_counting_duplicates,
+            parse_int=NumberToken, parse_float=NumberToken, parse_constant=NumberToken,
         )
     except json.JSONDecodeError as error:
         raise ConversionError(
@@ -97,26 +109,39 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
     return data, _ParseNotes(encoding_warning=encoding_warning, duplicate_keys=duplicates)
 
 
-class WideIntegerDigits(str):
-    """An integer literal too long for ``int()`` (Python refuses over 4,300 digits):
-    kept as its exact digits, so it is TEXT like every integer beyond 64 bits."""
-
-
-_MAX_INT_DIGITS = 4_000
-
-
-def _integer_or_digits(literal: str) -> int | str:
-    return int(literal) if len(literal) <= _MAX_INT_DIGITS else WideIntegerDigits(literal)
-
-
 def _row(record: dict[str, Any], keys: tuple[str, ...], types: tuple[SqlType, ...]) -> tuple:
     return tuple(convert_value(_cell(record.get(key)), kind) for key, kind in zip(keys, types))
 
 
 def _cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
+        return render_json(value)
     return value
+
+
+def render_json(value: Any, indent: int | None = None, level: int = 0) -> str:
+    """``value`` as ``json.dumps(value, ensure_ascii=False, indent=indent)`` writes it,
+    except that a ``NumberToken`` is written as its own token (``1.50`` stays ``1.50``,
+    where ``json.dumps`` would quote it as a string)."""
+    if isinstance(value, NumberToken):
+        return str(value)
+    if isinstance(value, dict):
+        items = [(json.dumps(key, ensure_ascii=False), item) for key, item in value.items()]
+        parts = [f"{key}: {render_json(item, indent, level + 1)}" for key, item in items]
+        return _bracketed("{", parts, "}", indent, level)
+    if isinstance(value, list):
+        parts = [render_json(item, indent, level + 1) for item in value]
+        return _bracketed("[", parts, "]", indent, level)
+    return json.dumps(value, ensure_ascii=False)  # a string, true/false, null
+
+
+def _bracketed(opening: str, parts: list[str], closing: str, indent: int | None, level: int) -> str:
+    if not parts:
+        return opening + closing
+    if indent is None:
+        return opening + ", ".join(parts) + closing
+    inner, outer = " " * (indent * (level + 1)), " " * (indent * level)
+    return f"{opening}\n{inner}" + f",\n{inner}".join(parts) + f"\n{outer}{closing}"
 
 
 def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _ParseNotes) -> Conversion:
@@ -136,13 +161,6 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
     type_of = dict(zip(keys, types))
     table = table_name_from(path.stem)
 
-    notes.append("A JSON `null` or a key missing from an object is stored as NULL.")
-    notes.append(
-        "Numbers keep their JSON type: integers that fit in 64 bits are INTEGER, decimals "
-        "are REAL, and a column mixing the two is REAL; strings stay TEXT exactly as "
-        "written, even when they look like numbers; a column holding any text (or an "
-        "integer beyond 64 bits, NaN or Infinity) is TEXT."
-    )
     if nested:
         listed = _listed(name_of[key] for key in keys if key in nested)
         notes.append(
@@ -158,6 +176,7 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
             f"JSON `true`/`false` in {_listed(as_text)} are stored as the text "
             "`true`/`false` because those columns hold text too."
         )
+    notes.extend(decimal_notes(names, tracker))
     notes.extend(_parse_notes(parsed))
     parts, schema, split_note = wide_table_schema(path, table, names, types,
                                                   fix="split the objects into narrower files")
@@ -182,7 +201,12 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
 
 
 def _document(path: Path, data: Any, parsed: _ParseNotes) -> Conversion:
-    pretty = json.dumps(data, ensure_ascii=False, indent=2)
+    try:
+        pretty = render_json(data, indent=2)
+    except RecursionError:
+        raise ConversionError(
+            f"JSON nested too deeply to show in {path.name}; flatten it or split the file"
+        ) from None
     warnings = _parse_warnings(path, parsed)
     cut_note = ""
     if len(pretty) > MAX_DOCUMENT_CHARS:
@@ -228,8 +252,6 @@ def _describe(data: Any) -> str:
 
 def _parse_notes(parsed: _ParseNotes) -> list[str]:
     notes = []
-    if parsed.encoding_warning:
-        notes.append(f"The file was {parsed.encoding_warning.split(';')[0]}.")
     if parsed.duplicate_keys:
         notes.append(
             f"{parsed.duplicate_keys} repeated key(s) inside an object were found; "

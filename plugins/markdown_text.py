@@ -11,9 +11,13 @@ Markdown files may carry their own YAML frontmatter (Obsidian, Hugo, Jekyll):
   body, so it never reaches the summary;
 - ``title`` (a scalar), ``tags`` (a list, or a comma/space separated string; a
   leading ``#`` is dropped) and ``aliases`` (a list or one string) go to
-  ``Conversion.frontmatter``, as plain strings;
+  ``Conversion.frontmatter``, as plain strings; so do the source's dates and author:
+  ``created`` (or Hugo/Jekyll's ``date``) and ``modified`` (or ``updated``,
+  ``lastmod``) when they are dates or strings (the Gardener keeps only real ISO
+  dates), ``author`` when it is a string;
 - every other key is never passed on as a passport key (a file's content must not
-  become a YAML key of ours). So that nothing is lost, when such keys exist the
+  become a YAML key of ours). So that nothing is lost, when such keys exist (or a
+  known key held a value that was not carried, such as a list of authors) the
   original block is kept verbatim at the end of the body in a fenced ``yaml`` code
   block after an HTML comment saying what it is (the summary deriver skips both);
 - a block that does not parse, or is not a mapping, stays in the body as written,
@@ -26,6 +30,7 @@ warning; the Gardener then derives a title-based summary.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -43,7 +48,8 @@ TEXT_EXTENSIONS = (".txt", ".text")
 PRIORITY = 100.0  # generic fallback: any converter at the default 0.0 goes first
 
 _TAG_SPLIT = re.compile(r"[,\s]+")
-_KEPT_KEYS = ("title", "tags", "aliases")
+# Conversion.frontmatter key -> the source keys that may hold it, first found wins.
+_DATE_KEYS = {"created": ("created", "date"), "modified": ("modified", "updated", "lastmod")}
 
 
 class MarkdownTextConverter:
@@ -80,9 +86,9 @@ class MarkdownTextConverter:
                 )
                 data = None
             if isinstance(data, dict):
-                frontmatter = kept_frontmatter(data)
+                frontmatter, carried = kept_frontmatter(data)
                 body = rest.lstrip("\n")
-                if any(str(key) not in _KEPT_KEYS for key in data):
+                if any(key not in carried for key in data):
                     body = append_source_frontmatter(body, block)
         title = frontmatter.get("title") or first_h1(body)
         return Conversion(
@@ -103,8 +109,9 @@ def _as_strings(value: Any) -> list[str]:
     return [str(item).strip() for item in items if not isinstance(item, (dict, list, tuple)) and str(item).strip()]
 
 
-def kept_frontmatter(data: dict[Any, Any]) -> dict[str, Any]:
-    """The keys a source may declare for its passport: title, tags, aliases."""
+def kept_frontmatter(data: dict[Any, Any]) -> tuple[dict[str, Any], set[Any]]:
+    """The passport fields a source declares (title, tags, aliases, created, modified,
+    author) and the set of source keys whose values they carry in full."""
     kept: dict[str, Any] = {}
     title = data.get("title")
     if title is not None and not isinstance(title, (dict, list, tuple)) and str(title).strip():
@@ -126,7 +133,18 @@ def kept_frontmatter(data: dict[Any, Any]) -> dict[str, Any]:
             aliases.append(alias)
     if aliases:
         kept["aliases"] = aliases
-    return kept
+    carried = {key for key in ("title", "tags", "aliases") if key in data}
+    for field_name, source_keys in _DATE_KEYS.items():
+        for key in source_keys:
+            if isinstance(data.get(key), (dt.date, str)):  # a datetime is a date too
+                kept[field_name] = data[key]
+                carried.add(key)
+                break
+    author = data.get("author")
+    if isinstance(author, str) and author.strip():
+        kept["author"] = " ".join(author.split())
+        carried.add("author")
+    return kept, carried
 
 
 def append_source_frontmatter(body: str, block: str) -> str:

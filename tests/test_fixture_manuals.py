@@ -109,6 +109,23 @@ def test_every_example_query_in_every_dataset_manual_runs(fixture: Fixture) -> N
             assert "rows" in json.loads(proc.stdout)
 
 
+# Sentences of the general typing and NULL rules (and of provenance) that belong to the
+# forest's dialect, stated once, not to every dataset's manual.
+GENERAL_SENTENCES = ("stored as NULL", "Column types were inferred", "Numbers keep their JSON type",
+                     "decoded as", "separated by", "byte order mark", "blank line")
+
+
+def test_csv_and_json_manuals_are_a_map_of_this_dataset_only(fixture: Fixture) -> None:
+    for node_id, table in (("finance/invoices-2026-q1", "invoices_2026_q1"), ("data/customers", "customers")):
+        body = fixture.body(node_id)
+        manual = re.search(r"^## Query manual\n(.*?)(?=^## |\Z)", body, re.S | re.M).group(1)
+        assert "Tables:\n" in manual and "Example queries:\n" in manual, manual
+        assert f"- `{table}(" in manual
+        assert not [s for s in GENERAL_SENTENCES if s in manual], manual
+    customers = fixture.body("data/customers")
+    assert "JSON `true`/`false` in `active` are stored as 1/0." in customers  # specific to it: kept
+
+
 def test_worked_example_of_the_ingestion_spec_answers_as_documented(fixture: Fixture) -> None:
     proc = fixture.vine("query", "finance/invoices-2026-q1", WORKED_EXAMPLE, "--forest", fixture.forest)
     assert proc.returncode == 0, proc.stderr

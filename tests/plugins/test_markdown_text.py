@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import codecs
+from datetime import date
 from pathlib import Path
 
 import pluggy
@@ -44,13 +45,14 @@ def test_source_frontmatter_fields_are_kept(tmp_path: Path) -> None:
         "title": "Falcon launch plan",
         "tags": ["launch", "q2", "Planning"],
         "aliases": ["Falcon", "Project F"],
+        "author": "Ana",  # the provenance key source_author, through Conversion.frontmatter
     }
     assert result.warnings == ()
 
 
 def test_other_frontmatter_keys_never_become_passport_keys_but_are_not_lost(tmp_path: Path) -> None:
     result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
-    assert "author" not in result.frontmatter and "secret_key" not in result.frontmatter
+    assert "secret_key" not in result.frontmatter
     assert result.markdown.startswith("# Launch plan (heading)\n")
     assert "```yaml\ntitle: Falcon launch plan\n" in result.markdown  # verbatim, fenced, at the end
     assert "secret_key: hunter2\n```\n" in result.markdown
@@ -161,3 +163,26 @@ def test_registers_as_generic_fallback_for_text_extensions() -> None:
     assert converter.name == "markdown"
     assert set(converter.extensions) == {".md", ".markdown", ".txt", ".text"}
     assert priority > 0.0  # any converter at the default priority goes first
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("created: 2024-05-01\nmodified: 2024-06-02", {"created": date(2024, 5, 1), "modified": date(2024, 6, 2)}),
+        ("date: '2023-01-09T10:00:00Z'\nlastmod: '2023-02-01'", {"created": "2023-01-09T10:00:00Z",
+                                                               "modified": "2023-02-01"}),
+        ("date: 2024-05-01\ncreated: 2020-01-01", {"created": date(2020, 1, 1)}),  # created wins over date
+        ("author: '  Ana   Lima '", {"author": "Ana Lima"}),
+    ],
+)
+def test_the_sources_dates_and_author_are_carried(tmp_path: Path, block: str, expected: dict) -> None:
+    result = convert(write(tmp_path, "d.md", f"---\n{block}\n---\nBody.\n"))
+    assert dict(result.frontmatter) == expected
+    carried_everything = "date: 2024-05-01\ncreated" not in block
+    assert (result.markdown == "Body.\n") == carried_everything  # a key not carried stays in the body
+
+
+def test_an_author_list_is_not_a_passport_field_but_stays_in_the_body(tmp_path: Path) -> None:
+    result = convert(write(tmp_path, "a.md", "---\nauthor: [Ana, Ben]\n---\nBody.\n"))
+    assert dict(result.frontmatter) == {}
+    assert "author: [Ana, Ben]" in result.markdown

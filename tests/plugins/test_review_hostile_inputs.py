@@ -264,3 +264,34 @@ def test_markdown_whose_frontmatter_cannot_be_loaded_plants_with_a_warning(tmp_p
     body = (forest / "note.md").read_text(encoding="utf-8")
     assert frontmatter_value in body  # kept as text, nothing lost
     assert passport(forest, "note")["summary"] == "Pricing review for May 2026."
+
+
+@pytest.mark.parametrize("name", ["junk.csv", "junk.json", "junk.md"])
+def test_megabytes_of_undecodable_bytes_fail_fast_with_one_line_naming_the_file(tmp_path: Path, name: str) -> None:
+    import random
+
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / name).write_bytes(random.Random(3).randbytes(5_000_000))
+    started = time.monotonic()
+    forest, report = adopt(tmp_path, export, timeout=60)
+    assert time.monotonic() - started < 30
+    assert report["planted"] == []
+    (line,) = report["errors"]
+    assert line.startswith(f"{name}: ") and "re-save it as UTF-8" in line and "\n" not in line
+
+
+def test_a_one_line_json_of_megabytes_in_cp1251_is_decoded(tmp_path: Path) -> None:
+    import sqlite3
+
+    export = tmp_path / "export"
+    export.mkdir()
+    records = [{"id": n, "city": "Москва" if n % 2 else "Санкт-Петербург"} for n in range(100_000)]
+    (export / "cities.json").write_bytes(json.dumps(records, ensure_ascii=False).encode("cp1251"))
+    assert (export / "cities.json").stat().st_size > 2_000_000
+    forest, report = adopt(tmp_path, export, timeout=120)
+    assert report["planted"] == ["cities"], report
+    assert any("cities.json" in line and "cp1251" in line for line in report["warnings"]), report
+    with sqlite3.connect(forest / "cities.db") as db:
+        assert db.execute("SELECT city FROM cities WHERE id IN (0, 1) ORDER BY id").fetchall() == [
+            ("Санкт-Петербург",), ("Москва",)]

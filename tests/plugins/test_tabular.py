@@ -1,29 +1,37 @@
 """The shared naming and type rules every tabular converter relies on."""
 from __future__ import annotations
 
-import re
+import random
+import sqlite3
 
 import pytest
 
+from monkeyllm_core.sqlnames import quote_identifier
 from monkeyllm_plugins._tabular import (
+    NumberToken,
     TypeTracker,
     classify_text,
     classify_value,
     convert_text,
     convert_value,
+    decimal_notes,
     repair_headers,
+    stored_real_differs,
     table_name_from,
 )
-
-SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("invoices-2026-q1", "invoices_2026_q1"),
-        ("Résumés", "resumes"),
+        ("Résumés", "resumes"),  # Latin letters fold to plain ASCII words...
         ("Straße Ærø", "strasse_aero"),
+        ("Résumés".replace("é", "e\u0301"), "resumes"),  # (NFD and NFC headers are one name)
+        ("名前", "名前"),  # ...every other script is kept
+        ("Ёлка Ωμέγα", "ёлка_ωμέγα"),
+        ("ＡＢ１ ２", "ab1_2"),  # full-width forms are the ASCII ones (NFKC)
+        ("\u0301abc", "abc"),  # a name never starts with a combining mark
         ("2026 report", "t_2026_report"),
         ("order", "order"),
         ('My "quoted" name', "my_quoted_name"),
@@ -31,7 +39,8 @@ SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
         ("Sales Q1 (€)", "sales_q1_eur"),
         ("", "data"),
         ("!!!", "data"),
-        ("Отчёт", "data"),
+        ("Отчёт", "отчёт"),
+        ("🙂🙂", "data"),
         ("x" * 100, "x" * 64),
     ],
 )
@@ -45,11 +54,16 @@ def test_table_name_fallback_is_the_callers_choice() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["9" * 80, "é" * 70, "a b " * 40, "1-2-3", "__x__", "SELECT * FROM t; --", "a\x00b", "résumé 2024/25"],
+    ["9" * 80, "é" * 70, "a b " * 40, "1-2-3", "__x__", "SELECT * FROM t; --", "a\x00b", "résumé 2024/25",
+     'say "hi"', "名前 (ふりがな)", "x\u200by", "١٢٣"],
 )
-def test_every_table_name_is_sql_safe(text: str) -> None:
+def test_every_table_name_is_one_word_that_sqlite_accepts_quoted(text: str) -> None:
     name = table_name_from(text)
-    assert SAFE_NAME.match(name) and len(name) <= 64
+    assert len(name) <= 64 and name.strip("_") and all(ch == "_" or ch.isalnum() for ch in name)
+    with sqlite3.connect(":memory:") as db:  # the engine quotes any name that is not plain
+        db.execute(f"CREATE TABLE {quote_identifier(name)} ({quote_identifier(name)} TEXT)")
+        db.execute(f"INSERT INTO {quote_identifier(name)} VALUES ('ok')")
+        assert db.execute(f"SELECT {quote_identifier(name)} FROM {quote_identifier(name)}").fetchall() == [("ok",)]
 
 
 @pytest.mark.parametrize(
@@ -76,8 +90,9 @@ def test_every_table_name_is_sql_safe(text: str) -> None:
             'Header `say "hi"` is named `say_hi`.',
             "Header `first name` is named `first_name`.",
         ]),
-        (["Имя"], ["column_1"], [
-            "Header `Имя` has no letters or digits usable in SQL and is named `column_1`."
+        (["Имя", "名前", "年齢"], ["имя", "名前", "年齢"], ["Header `Имя` is named `имя`."]),
+        (["🙂"], ["column_1"], [
+            "Header `🙂` has no letters or digits usable in SQL and is named `column_1`."
         ]),
         (["", "column_1"], ["column_1", "column_1_2"], [
             "Column 1 had no header and is named `column_1`.",
@@ -101,13 +116,16 @@ def test_long_duplicate_headers_stay_within_64_characters() -> None:
 @pytest.mark.parametrize(
     ("cell", "kind"),
     [
-        ("0", "integer"), ("42", "integer"), ("-7", "integer"), ("+5", "integer"),
-        (" 42 ", "integer"), ("9223372036854775807", "wide_integer"),
+        ("0", "integer"), ("42", "integer"), ("-7", "integer"),
+        # not plain numbers: their text would change, so they are text
+        ("+5", "text"), (" 42 ", "text"), (" 5", "text"), ("5 ", "text"), ("-0", "text"), ("+1.5", "text"),
+        ("-0.0", "text"), ("-0e5", "text"), ("1e400", "text"), ("-1e400", "text"),
+        ("0.10000000000000000001", "text"), ("9223372036854775807", "wide_integer"),
         ("-9223372036854775808", "wide_integer"),
         ("9223372036854775808", "text"), ("123456789012345678901234567890", "text"),
         ("00501", "text"), ("007", "text"), ("+351 912 345 678", "text"),
         ("1.5", "real"), ("-0.25", "real"), ("1e3", "real"), ("2.5E-3", "real"), (".5", "real"),
-        ("0.0", "real"),
+        ("0.0", "real"), ("1.50", "real"), ("1e5", "real"), ("1e308", "real"),
         ("007.5", "text"), ("nan", "text"), ("NaN", "text"), ("inf", "text"),
         ("-Infinity", "text"), ("1_000", "text"), ("1,000", "text"), ("1e999", "text"),
         ("1.", "text"), ("١٢", "text"),
@@ -164,7 +182,7 @@ def test_text_values_are_kept_exactly_and_blank_cells_become_null() -> None:
 
 
 def test_numbers_are_converted_per_the_final_column_type() -> None:
-    assert convert_text(" 42", "INTEGER") == 42
+    assert convert_text("42", "INTEGER") == 42
     assert convert_text("7", "REAL") == 7.0 and isinstance(convert_text("7", "REAL"), float)
     assert convert_text("1e3", "REAL") == 1000.0
 
@@ -189,3 +207,52 @@ def test_typed_values_are_classified_by_the_declared_rules(value, kind) -> None:
 )
 def test_typed_values_are_converted_per_the_final_column_type(value, sql_type, stored) -> None:
     assert convert_value(value, sql_type) == stored
+
+
+def _tracked(cells: list[str]) -> TypeTracker:
+    tracker = TypeTracker()
+    for cell in cells:
+        tracker.observe_text_row([cell])
+    return tracker
+
+
+@pytest.mark.parametrize(
+    ("cells", "note"),
+    [
+        (["1.50", "2.25"], "`price` was read as decimal: `1.50` is stored as 1.5."),
+        (["2.25", "1e5"], "`price` was read as decimal: `1e5` is stored as 100000.0."),
+        ([".5"], "`price` was read as decimal: `.5` is stored as 0.5."),
+        (["7", "2.5"], "`price` was read as decimal: `7` is stored as 7.0."),
+        (["0.00001"], "`price` was read as decimal: `0.00001` is stored as 1e-05."),
+        (["2.25", "1.5", "-3.125", "10.0"], None),  # every value reads back as written
+        (["1", "2"], None),  # INTEGER: stored as written
+        (["1.50", "N/A"], None),  # TEXT: stored as written
+    ],
+)
+def test_a_real_column_whose_spelling_changes_gets_one_note_naming_it(cells, note) -> None:
+    notes = decimal_notes(["price"], _tracked(cells))
+    assert notes == ([note] if note else [])
+
+
+def test_stored_real_differs_matches_what_sqlite_gives_back() -> None:
+    rng = random.Random(7)
+    texts = ["1.50", ".5", "1e5", "7", "2.25", "0.1", "10.0", "123456.789", "0.00012", "1E-7", "-2.5"]
+    texts += [f"{rng.randint(0, 10**6)}.{rng.randint(0, 999):0{rng.randint(1, 4)}d}" for _ in range(200)]
+    with sqlite3.connect(":memory:") as db:
+        db.execute("CREATE TABLE t (x REAL)")
+        for text in texts:
+            (stored,) = db.execute("SELECT CAST(? AS REAL)", (float(text),)).fetchone()
+            assert stored_real_differs(text) == (repr(stored) != text), text
+
+
+@pytest.mark.parametrize(
+    ("token", "sql_type", "stored"),
+    [("1.50", "REAL", 1.5), ("1e400", "TEXT", "1e400"), ("0.10000000000000000001", "TEXT", "0.10000000000000000001"),
+     ("-0", "TEXT", "-0"), ("42", "INTEGER", 42)],
+)
+def test_number_tokens_follow_the_text_rules_and_keep_their_text(token, sql_type, stored) -> None:
+    tracker = TypeTracker()
+    tracker.observe_value_row([NumberToken(token)])
+    assert tracker.types(1) == [sql_type]
+    value = convert_value(NumberToken(token), sql_type)
+    assert value == stored and type(value) in (int, float, str)
