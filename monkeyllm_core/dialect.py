@@ -43,17 +43,20 @@ DATASET_CONVENTIONS = """\
 How the tables of `dataset` payloads were filled. A dataset's `## Query manual`
 states only what differs from this for that dataset.
 
-- A column is INTEGER or REAL only when every value in it is a number stored without
-  loss. Otherwise the column is TEXT and every value is exactly as written: codes with
-  leading zeros (`00501`), integers beyond 64 bits, `+5`, ` 5`, `-0`, `1e400`, decimals
-  with more digits than a double keeps, `1,000`, `N/A`.
-- A REAL column whose text was normalised when read (`1.50` stored as 1.5) is named in
-  its dataset's manual as read as decimal.
 - NULL means no value: an empty or whitespace-only cell, a JSON `null` or missing key,
-  the missing cells of a short row. Placeholders such as `N/A`, `-` or `null` are text.
-- Booleans are 1/0 in INTEGER columns and `true`/`false` in TEXT ones; a nested JSON
-  value is TEXT holding its JSON; spreadsheet dates and times are ISO 8601 text.
-- Quote a table or column name with double quotes whenever the manual does.
+  the missing cells of a short row. `N/A`, `-`, `null`, `?` are text, never NULL.
+- INTEGER holds canonical integer text only (`42`, `-7`: no `+`, spaces, leading zeros
+  or `-0`) within 64 bits; `00501`, `+5`, ` 5`, `-0` and larger integers are TEXT.
+- REAL holds finite decimals and exponents a double keeps (`1.5`, `1e3`); a column
+  mixing integers and decimals is REAL. `1e400`, `0.10000000000000000001`, `nan`,
+  `inf`, `1,000`, `1_000` are TEXT. The manual names each REAL column whose spelling
+  changed when read (`1.50` stored as 1.5).
+- TEXT is everything else, character for character; one text value makes the whole
+  column TEXT. Booleans are 1/0 in INTEGER columns and `true`/`false` in TEXT ones;
+  a nested JSON value is TEXT holding its JSON; spreadsheet dates are ISO 8601 text.
+- Names are lowercase words of letters, digits and `_`: Latin accents fold (`Preço`
+  is `preco`), other scripts stay (`名前`). A name that is not plain ASCII, or is an
+  SQL keyword, is double-quoted, as the manual writes it: `SELECT "名前" FROM "社員"`.
 """
 
 _TOKEN = re.compile(r"`([^`]+)`")

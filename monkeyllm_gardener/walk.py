@@ -247,6 +247,8 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
 
 def _is_sqlite_side_file(name: str, names: set[str]) -> bool:
     """``crm.db-wal`` beside ``crm.db``: SQLite's own file, read with the database."""
+    if not name.endswith(SQLITE_SIDE_FILES):  # the common case: one C call
+        return False
     return any(name.endswith(suffix) and name[: -len(suffix)] in names for suffix in SQLITE_SIDE_FILES)
 
 
