@@ -66,12 +66,17 @@ class HeaderPart:
 
 
 def header_footer_parts(document: Any) -> list[HeaderPart]:
-    """Every header and footer part the sections refer to, in section order, each once."""
+    """Every header and footer part the sections refer to, each once: section by
+    section, headers before footers, the default one, then first-page, then even."""
     sections = list(document.element.body.iter(f"{W}sectPr"))
     seen: set[str] = set()
     found: list[HeaderPart] = []
     for number, section in enumerate(sections, start=1):
-        for reference in section.iterchildren(f"{W}headerReference", f"{W}footerReference"):
+        references = sorted(
+            section.iterchildren(f"{W}headerReference", f"{W}footerReference"),
+            key=lambda ref: (ref.tag != f"{W}headerReference", list(_VARIANTS).index(_variant(ref))),
+        )
+        for reference in references:
             place = "header" if reference.tag == f"{W}headerReference" else "footer"
             rel = document.part.rels.get(reference.get(f"{R}id") or "")
             if rel is None or rel.is_external:
@@ -80,12 +85,16 @@ def header_footer_parts(document: Any) -> list[HeaderPart]:
             if name in seen:
                 continue
             seen.add(name)
-            variant = _VARIANTS.get(reference.get(f"{W}type", "default"), "")
-            where = variant + _PLACES[place]
+            where = _VARIANTS[_variant(reference)] + _PLACES[place]
             if number > 1:
                 where += f" (section {number})"
             found.append(HeaderPart(where=where, part=rel.target_part))
     return found
+
+
+def _variant(reference: Any) -> str:
+    variant = reference.get(f"{W}type", "default")
+    return variant if variant in _VARIANTS else "default"
 
 
 def headers_section(rows: Iterable[tuple[str, str]]) -> str:
@@ -111,11 +120,12 @@ class Notes:
     """Footnote and endnote references, labelled in the order the text meets them."""
 
     labels: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> label
+    counts: dict[str, int] = field(default_factory=dict)  # kind -> notes labelled so far
 
     def label(self, kind: str, note_id: str) -> str:
         key = (kind, note_id)
         if key not in self.labels:
-            count = sum(1 for k, _ in self.labels if k == kind) + 1
+            count = self.counts[kind] = self.counts.get(kind, 0) + 1
             self.labels[key] = f"e{count}" if kind == "endnote" else str(count)
         return self.labels[key]
 

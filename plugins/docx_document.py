@@ -1,8 +1,9 @@
 """Built-in converter: a Word ``.docx`` becomes a markdown ``document`` node.
 
 The container is checked first (empty file, encrypted document, ``.doc`` renamed,
-truncated zip, zip bomb: see ``_container``). A Strict OOXML package is read through
-an in-memory transitional copy (``_docx_package``). The body is then walked in
+truncated zip, zip bomb: see ``_container``). A Strict OOXML package, a template or
+macro-enabled document named ``.docx`` and a package with relationships to missing
+parts are read through a repaired in-memory copy (``_docx_package``). The body is then walked in
 document order straight from the XML, so paragraphs and tables stay interleaved as
 written; the parts beside it (notes, comments, headers, footers) follow the body.
 
@@ -33,7 +34,9 @@ Rendering rules:
   (``[image: image1.png]``, ``_docx_graphics``), counted in one warning per file.
 - Equations: LaTeX-style text between ``$`` (inline) or ``$$`` (an equation paragraph):
   fractions, scripts, roots, delimiters and sums keep their structure (``_omml``).
-- Not read: deleted (tracked) text and field codes (a field's shown result is read).
+- Ruby (East Asian reading aids): the base text, then the reading in parentheses.
+- Not read: deleted (tracked) text, text moved away (``moveFrom``), and field codes
+  (a field's shown result is read).
 - Title: the first ``Title`` paragraph, else the first heading, else the core
   properties' title, else None (the file name). The core properties also give the
   passport's ``created``, ``source_modified``, ``source_author``, and tags or aliases
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +90,8 @@ ALL_MARKS = (BOLD, ITALIC, STRIKE, UNDERLINE)
 _TRANSPARENT = {"sdt", "sdtContent", "ins", "smartTag", "customXml", "fldSimple", "moveTo", "dir", "bdo"}
 _HYPERLINK_FIELD = re.compile(r"^\s*HYPERLINK\b(.*)$", re.IGNORECASE | re.DOTALL)
 _FIELD_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
+# python-docx: "file '...' is not a Word file, content type is 'application/vnd...themeManager+xml'"
+_MAIN_PART_TYPE = re.compile(r"content type is '[^']*?\.?([A-Za-z]+)(?:\.main)?\+xml'")
 
 
 def _local(element: Any) -> str:
@@ -148,6 +154,12 @@ class DocxConverter:
         check_zip_container(path)
         try:
             document = open_document(path)
+        except zipfile.BadZipFile:  # a member fails its checksum: bytes were damaged
+            raise ConversionError(
+                f"{path.name}: corrupt zip container (a part fails its checksum): copy or export the file again"
+            ) from None
+        except ValueError as error:
+            raise ConversionError(_not_a_document(path, error)) from None
         except Exception as error:  # python-docx raises many types on foreign packages
             raise ConversionError(
                 f"{path.name}: not a readable Word document ({type(error).__name__}): "
@@ -160,7 +172,9 @@ class DocxConverter:
         )
         body = document.element.body
         context.has_title = any(context.paragraphs.kind(p).heading_level == 0 for p in body.iter(f"{W}p"))
-        markdown = _join_blocks(list(_blocks(body, context)))
+        # A valid document has one body; some writers repeat it, and Word shows them all.
+        bodies = document.element.iterchildren(f"{W}body")
+        markdown = _join_blocks([block for each in bodies for block in _blocks(each, context)])
         markdown = _with_side_parts(markdown, document, context)
         title = _find_title(body, context)
         warning = placeholder_warning(path.name, dict(context.placeholders))
@@ -172,6 +186,16 @@ class DocxConverter:
             frontmatter=core_frontmatter(document, title),
             warnings=(warning,) if warning else (),
         )
+
+
+def _not_a_document(path: Path, error: ValueError) -> str:
+    """python-docx's "content type is ..." refusal, said as what the package holds."""
+    match = _MAIN_PART_TYPE.search(str(error))
+    if match is None:
+        return (f"{path.name}: not a readable Word document (ValueError): "
+                "open it in Word and save it as .docx again")
+    return (f"{path.name}: not a Word document (its main part is a {match.group(1)}): "
+            "check the file type and export it again")
 
 
 def _with_side_parts(body: str, document: Any, context: _Context) -> str:
@@ -252,6 +276,8 @@ def _inline(element: Any, context: _Context, into: _Inline | None = None) -> _In
             _comment_range(child, context)
         elif tag in _TRANSPARENT:
             _inline(child, context, inline)
+        elif tag == "ruby":
+            _ruby(child, context, inline)
         elif tag == "AlternateContent":
             _alternate(child, context, inline)
         elif tag in ("oMath", "oMathPara"):
@@ -287,8 +313,21 @@ def _run(run: Any, context: _Context, inline: _Inline) -> None:
             inline.fields[-1].instruction += child.text or ""
         elif tag in ("drawing", "pict", "object"):
             _graphic(child, context, inline)
+        elif tag == "ruby":
+            _ruby(child, context, inline)
         elif tag == "AlternateContent":
             _alternate(child, context, inline)
+
+
+def _ruby(ruby: Any, context: _Context, inline: _Inline) -> None:
+    """East Asian ruby: the base text, then its reading in parentheses (東京(とうきょう))."""
+    base, reading = ruby.find(f"{W}rubyBase"), ruby.find(f"{W}rt")
+    if base is not None:
+        _inline(base, context, inline)
+    if reading is not None:
+        text = _inline(reading, context).plain.strip()
+        if text:
+            inline.segments.append(Segment(f"({text})", raw=True))
 
 
 def _text(inline: _Inline, context: _Context, text: str, marks: frozenset[str]) -> None:
