@@ -45,7 +45,6 @@ Rendering rules:
 from __future__ import annotations
 
 import re
-import urllib.parse
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -66,6 +65,7 @@ from monkeyllm_plugins._docx_format import (
     without_marks,
 )
 from monkeyllm_plugins._docx_graphics import alt_chunk, placeholder_warning, placeholders
+from monkeyllm_plugins._docx_links import field_target, hyperlink_target, is_hyperlink_field
 from monkeyllm_plugins._docx_package import core_frontmatter, open_document
 from monkeyllm_plugins._docx_parts import (
     Comments,
@@ -88,10 +88,10 @@ ALL_MARKS = (BOLD, ITALIC, STRIKE, UNDERLINE)
 # Elements whose children are ordinary content (content controls, tracked insertions,
 # bidirectional embeddings ``w:dir``/``w:bdo`` around right-to-left runs...).
 _TRANSPARENT = {"sdt", "sdtContent", "ins", "smartTag", "customXml", "fldSimple", "moveTo", "dir", "bdo"}
-_HYPERLINK_FIELD = re.compile(r"^\s*HYPERLINK\b(.*)$", re.IGNORECASE | re.DOTALL)
-_FIELD_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 # python-docx: "file '...' is not a Word file, content type is 'application/vnd...themeManager+xml'"
-_MAIN_PART_TYPE = re.compile(r"content type is '[^']*?\.?([A-Za-z]+)(?:\.main)?\+xml'")
+_MAIN_PART_TYPE = re.compile(r"content type is '[^']*?officedocument\.(?:(\w+)ml\.)?([A-Za-z]+)(?:\.main)?\+xml'",
+                             re.IGNORECASE)
+_OTHER_OFFICE = {"spreadsheet": ("an Excel workbook", ".xlsx"), "presentation": ("a PowerPoint presentation", ".pptx")}
 
 
 def _local(element: Any) -> str:
@@ -194,7 +194,11 @@ def _not_a_document(path: Path, error: ValueError) -> str:
     if match is None:
         return (f"{path.name}: not a readable Word document (ValueError): "
                 "open it in Word and save it as .docx again")
-    return (f"{path.name}: not a Word document (its main part is a {match.group(1)}): "
+    family, kind = match.groups()
+    if family in _OTHER_OFFICE:
+        what, suffix = _OTHER_OFFICE[family]
+        return f"{path.name}: {what}, not a Word document: rename it to {suffix}"
+    return (f"{path.name}: not a Word document (its main part is a {kind}): "
             "check the file type and export it again")
 
 
@@ -269,9 +273,9 @@ def _inline(element: Any, context: _Context, into: _Inline | None = None) -> _In
         if tag == "r":
             _run(child, context, inline)
         elif tag == "hyperlink":
-            _link(_inline(child, context), _hyperlink_target(context, child), inline)
-        elif tag == "fldSimple" and _HYPERLINK_FIELD.match(child.get(f"{W}instr") or ""):
-            _link(_inline(child, context), _field_target(child.get(f"{W}instr") or ""), inline)
+            _link(_inline(child, context), hyperlink_target(context.part, child), inline)
+        elif tag == "fldSimple" and is_hyperlink_field(child.get(f"{W}instr") or ""):
+            _link(_inline(child, context), field_target(child.get(f"{W}instr") or ""), inline)
         elif tag in ("commentRangeStart", "commentRangeEnd"):
             _comment_range(child, context)
         elif tag in _TRANSPARENT:
@@ -396,43 +400,6 @@ def _link(linked: _Inline, url: str | None, inline: _Inline) -> None:
     )
 
 
-def _hyperlink_target(context: _Context, link: Any) -> str | None:
-    rel_id, anchor = link.get(f"{R}id"), link.get(f"{W}anchor")
-    rel = context.part.rels.get(rel_id) if rel_id else None
-    if rel is not None and rel.is_external:
-        return _url(rel.target_ref, anchor)
-    return _url("", anchor) if anchor else None
-
-
-def _field_target(instruction: str) -> str | None:
-    """The target of ``HYPERLINK "url" \\l "anchor"`` (switches ``\\o`` ``\\t`` skipped)."""
-    match = _HYPERLINK_FIELD.match(instruction)
-    if match is None:
-        return None
-    tokens = [quoted if quoted is not None and bare is None else bare or quoted
-              for quoted, bare in _FIELD_TOKEN.findall(match.group(1))]
-    url, anchor, index = "", None, 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token.lower() == "\\l" and index + 1 < len(tokens):
-            anchor, index = tokens[index + 1], index + 2
-        elif token.lower() in ("\\o", "\\t") and index + 1 < len(tokens):
-            index += 2
-        elif token.startswith("\\"):
-            index += 1
-        else:
-            url, index = url or token, index + 1
-    return _url(url, anchor) if url or anchor else None
-
-
-def _url(base: str, anchor: str | None) -> str:
-    url = base
-    if anchor and "#" not in base:
-        url += "#" + urllib.parse.quote(anchor, safe="-._~!$&'*+,;=:@/?")
-    # A URL with spaces or parentheses would break the markdown link syntax.
-    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-
-
 def _field_char(element: Any, inline: _Inline) -> None:
     kind = element.get(f"{W}fldCharType")
     if kind == "begin":
@@ -441,7 +408,7 @@ def _field_char(element: Any, inline: _Inline) -> None:
         inline.fields[-1].result_start = len(inline.segments)
     elif kind == "end" and inline.fields:
         done = inline.fields.pop()
-        target = _field_target(done.instruction)
+        target = field_target(done.instruction)
         if target and done.result_start is not None:
             result = _Inline(segments=inline.segments[done.result_start:])
             del inline.segments[done.result_start:]
