@@ -9,19 +9,22 @@ folder), and, when markitdown is installed and not switched off, converted by
 markitdown in the same run. For each file it prints:
 
 - the words in the document's text parts: every ``w:t`` of the body (text boxes
-  included, a box's VML fallback copy left out), the headers, footers, footnotes,
-  endnotes and comments, read straight from the zip (the converter's code is not
+  included, a box's VML fallback copy left out), the headers, footers (a text that
+  several header or footer parts repeat counts once), footnotes, endnotes and
+  comments, read straight from the zip (the converter's code is not
   used to count, so a part it forgets is a part it loses);
 - the share of those words found in the planted node's body (``ours``) and in
   markitdown's markdown (``markitdown``). A word counts as kept as many times as it
   appears in both (multiset intersection), case-folded; words are runs of letters
   and digits. Emphasis markers and backslash escapes are removed from the markdown
-  first (``abc**de**fg`` is the one word a reader sees). Text a reader no longer
+  first (``abc**de**fg`` is the one word a reader sees), an escaped ``\\*`` counts
+  as the separator it is in the document. Text a reader no longer
   sees (tracked deletions, text moved away) is not counted;
 - where the file landed when it was not planted, and the report's warnings.
 
-A summary line follows: files, planted, failures, the lowest and the mean share for
-both converters, and the files where ours keeps fewer words than markitdown.
+A summary line follows: files, words, planted, failures, the lowest and the mean
+share per file and the share of all words for both converters, and the files where
+ours keeps fewer words than markitdown.
 ``document_words`` and ``kept_share`` are imported by the tests.
 """
 from __future__ import annotations
@@ -48,6 +51,8 @@ _MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 _SEPARATORS = {"p", "tab", "ptab", "br", "cr", "footnoteReference", "endnoteReference", "rt", "rubyBase"}
 # Emphasis markers can sit inside a word (abc**de**fg): a reader sees one word.
 _EMPHASIS = re.compile(r"\*+|~~|</?u>|\\(?=[^\w\s])")
+# A literal * the converter escaped separates words, as it does in the document.
+_ESCAPED_STAR = re.compile(r"\\\*")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
 
@@ -58,11 +63,19 @@ def words(text: str) -> Counter[str]:
 def document_words(path: Path) -> Counter[str]:
     """The words of every text part of a .docx (see the module docstring)."""
     found: Counter[str] = Counter()
+    running_texts: set[str] = set()
     with zipfile.ZipFile(path) as archive:
         for name in archive.namelist():
-            if _TEXT_PART.match(name):
-                root = etree.fromstring(archive.read(name), _PARSER)
-                found += words(" ".join(_text_pieces(root)))
+            match = _TEXT_PART.match(name)
+            if not match:
+                continue
+            text = " ".join(_text_pieces(etree.fromstring(archive.read(name), _PARSER)))
+            if match.group(1).startswith(("header", "footer")):
+                # Each distinct header or footer is written once (odd and even pages alike).
+                if " ".join(text.split()) in running_texts:
+                    continue
+                running_texts.add(" ".join(text.split()))
+            found += words(text)
     return found
 
 
@@ -96,7 +109,7 @@ def kept_share(expected: Counter[str], markdown: str) -> float:
     total = sum(expected.values())
     if not total:
         return 1.0
-    got = words(_EMPHASIS.sub("", markdown))
+    got = words(_EMPHASIS.sub("", _ESCAPED_STAR.sub(" ", markdown)))
     return sum(min(n, got[w]) for w, n in expected.items()) / total
 
 
@@ -146,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
               if line.split(": ", 1)[0].lower().endswith(".docx")}
     print(f"{'file':<58} {'words':>6} {'ours':>7} {'markitdown':>10}  notes")
     ours_all, theirs_all, behind = [], [], []
+    weighted = {"words": 0, "ours": 0.0, "markitdown": 0.0}
     for path in files:
         rel = path.relative_to(source).as_posix()
         try:
@@ -155,22 +169,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rel:<58} {'-':>6} {'-':>7} {'-':>10}  not a readable zip ({type(exc).__name__}); {note}")
             continue
         body = bodies.get(rel)
-        ours = kept_share(expected, body) if body is not None else 0.0
+        ours = kept_share(expected, body or "")  # a file not planted kept nothing
         theirs_text = None if args.no_markitdown else markitdown_text(path)
         theirs = kept_share(expected, theirs_text) if theirs_text is not None else None
         notes = [failed[rel]] if rel in failed else []
         notes += [w.split(": ", 1)[1] for w in report.warnings if w.startswith(rel + ": ")]
         ours_all.append(ours)
+        total = sum(expected.values())
+        weighted["words"] += total
+        weighted["ours"] += ours * total
         if theirs is not None:
             theirs_all.append(theirs)
+            weighted["markitdown"] += theirs * total
             if ours < theirs:
                 behind.append(rel)
         shown = f"{theirs:>10.1%}" if theirs is not None else f"{'-':>10}"
         print(f"{rel:<58} {sum(expected.values()):>6} {ours:>7.1%} {shown}  {'; '.join(notes)}")
-    summary = (f"summary: {len(files)} files, {sum(1 for p in files if p.relative_to(source).as_posix() in bodies)} planted, {len(failed)} not planted; "
-               f"ours min {min(ours_all, default=1):.1%} mean {sum(ours_all) / max(len(ours_all), 1):.1%}")
+    words_total = max(weighted["words"], 1)
+    summary = (f"summary: {len(files)} files, {weighted['words']:,} words, {sum(1 for p in files if p.relative_to(source).as_posix() in bodies)} planted, {len(failed)} not planted; "
+               f"ours min {min(ours_all, default=1):.1%} mean {sum(ours_all) / max(len(ours_all), 1):.1%} "
+               f"all words {weighted['ours'] / words_total:.2%}")
     if theirs_all:
-        summary += (f"; markitdown min {min(theirs_all):.1%} mean {sum(theirs_all) / len(theirs_all):.1%}; "
+        summary += (f"; markitdown min {min(theirs_all):.1%} mean {sum(theirs_all) / len(theirs_all):.1%} "
+                    f"all words {weighted['markitdown'] / words_total:.2%}; "
                     f"files where ours keeps fewer words: {len(behind)}{' ' + ', '.join(behind) if behind else ''}")
     print(summary)
     return 0

@@ -15,7 +15,8 @@ a marker to touch text), and a span of only spaces gets no markers (underlined
 blanks of a form), so ``****`` is never written. Spans open longest-lasting first,
 so a bold sentence holding an italic word nests (``**a *b* c**``); when two spans
 cross (bold ends inside an italic phrase), the one opened later stops at the
-crossing: the text is kept, that bit of emphasis is not.
+crossing: the text is kept, that bit of emphasis is not. A literal ``*`` in the
+text is escaped (``\\*``), so ``(a+b)*0,9*c`` is not read as emphasis.
 """
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ def render(segments: Sequence[Segment]) -> str:
         for mark in opening:
             out.append(_OPEN[mark])
             stack.append(mark)
-        out.append(piece.text)
+        out.append(piece.text if piece.raw else piece.text.replace("*", "\\*"))
     out.extend(_CLOSE[mark] for mark in reversed(stack))
     return "".join(out)
 

@@ -15,7 +15,7 @@ Rendering rules:
   ordinary paragraph. Headings carry no emphasis markers.
 - Lists: bullets ``- ``, numbers ``1. ``, nested by four spaces per level.
 - Emphasis: ``**bold**``, ``*italic*``, ``~~strikethrough~~``, underline as
-  ``<u>…</u>``; runs Word split are merged (``_docx_format``).
+  ``<u>…</u>``; runs Word split are merged, a literal ``*`` is escaped (``_docx_format``).
 - Tables become pipe tables; the first row is the header row. A horizontally or
   vertically merged cell is written once, in its first position, the other positions
   are empty. A nested table is flattened into its cell (cells joined by ``; ``, rows by

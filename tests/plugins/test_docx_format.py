@@ -47,6 +47,7 @@ CASES = [
     ([("Name: ", {}), ("        ", U), (" end", {})], "Name:          end"),  # an underlined blank gets no markers
     ([("", B), ("text", {})], "text"),  # an empty bold run writes nothing, never ****
     ([("x", {"bold": False}), ("y", {})], "xy"),
+    ([("cost = (a+b)*0,9*c", {})], "cost = (a+b)\\*0,9\\*c"),  # a literal * is no emphasis
 ]
 
 
