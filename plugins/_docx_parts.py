@@ -168,7 +168,10 @@ class Comments:
         if comment_id not in self.anchors:
             self.order.append(comment_id)
             self.anchors[comment_id] = []
-            words = self.recent.split()[-_WORDS_BEFORE_MARK:]
+            words = self.recent.split()
+            if len(self.recent) == MAX_ANCHOR_CHARS:
+                words = words[1:]  # the first may be the tail of a word cut off
+            words = words[-_WORDS_BEFORE_MARK:]
             if words:  # a reference met before any range: a point comment
                 self.anchors[comment_id] = ["…" + " ".join(words)]
                 self.sizes[comment_id] = MAX_ANCHOR_CHARS + 1  # nothing more to add

@@ -74,6 +74,7 @@ from monkeyllm_plugins._docx_parts import (
     header_footer_parts,
     headers_section,
     note_definitions,
+    part_element,
 )
 from monkeyllm_plugins._docx_styles import ParagraphStyles, read_paragraph_styles
 from monkeyllm_plugins._omml import equation_text
@@ -214,8 +215,11 @@ def _with_side_parts(body: str, document: Any, context: _Context) -> str:
 
     header_rows: list[tuple[str, str]] = []
     for header in header_footer_parts(document):
+        element = part_element(header.part)
+        if element is None:
+            continue
         before = Counter(context.placeholders)
-        text = render_part(header.part.element, header.part)
+        text = render_part(element, header.part)
         if any(text == seen for _, seen in header_rows):
             context.placeholders = before  # written once, so counted once
         header_rows.append((header.where, text))
