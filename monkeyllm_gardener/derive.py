@@ -6,7 +6,8 @@ paragraph, never starting with a boilerplate opening (``this document describes`
 ``file containing``).
 
 ``derive_summary`` reads the opening prose of a markdown body. It skips what is not
-prose (frontmatter, headings, code fences, tables, images, link-only lines, HTML
+prose (frontmatter, headings, code fences, tables, images, link-only lines, lines
+holding only a converter's placeholders such as ``[image: logo.png]``, HTML
 comments, rules), strips inline markdown to its text, and keeps whole sentences, at
 most three, while they fit. A first sentence longer than the limit is cut at a word
 boundary and ends with ``…``. A list item or paragraph without closing punctuation
@@ -49,6 +50,8 @@ _LINK_TOKEN = re.compile(r"!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?:/
 _LINK_SEPARATORS = re.compile(r"[\s,;|·•-]*")
 _SPACES = re.compile(r"\s+")
 _REFERENCE_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
+# What a converter writes in place of content that is not text (docx_document).
+_PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded object)\b[^\]]*\]\s*)+$")
 _ATX_H1 = re.compile(r"\s{0,3}#(?!#)\s")
 # A summary needs the opening prose only. Several inline patterns (emphasis, links,
 # comments) cost time quadratic in the length of a line without closing marks, so
@@ -135,6 +138,7 @@ def _prose_blocks(markdown: str) -> list[str]:
             or _TABLE_LINE.match(line)
             or _TABLE_SEPARATOR.match(line)
             or _REFERENCE_DEF.match(line)
+            or _PLACEHOLDER_LINE.match(line)
             or _is_link_only(_LIST_MARKER.sub("", line))
         ):
             flush()

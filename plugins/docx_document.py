@@ -1,39 +1,82 @@
 """Built-in converter: a Word ``.docx`` becomes a markdown ``document`` node.
 
 The container is checked first (empty file, encrypted document, ``.doc`` renamed,
-truncated zip, zip bomb: see ``_container``). The body is then walked in document
-order straight from the XML, so paragraphs and tables stay interleaved as written.
+truncated zip, zip bomb: see ``_container``). A Strict OOXML package, a template or
+macro-enabled document named ``.docx`` and a package with relationships to missing
+parts are read through a repaired in-memory copy (``_docx_package``). The body is then walked in
+document order straight from the XML, so paragraphs and tables stay interleaved as
+written; the parts beside it (notes, comments, headers, footers) follow the body.
 
 Rendering rules:
 
 - Headings: the ``Title`` style is the H1. When the document uses ``Title``,
   ``Heading N`` becomes level N+1 (capped at 6) so the title stays the only H1;
-  without a Title, ``Heading N`` is level N. Custom styles based on a heading style
-  count as that heading. ``Subtitle`` is an ordinary paragraph.
-- Lists: ``List Bullet*`` styles and bullet numbering give ``- ``, ``List Number*``
-  styles and other numbering give ``1. ``; the nesting level (``ilvl``, or the digit in
-  ``List Bullet 2``) indents by four spaces.
+  without a Title, ``Heading N`` is level N (``_docx_styles``). ``Subtitle`` is an
+  ordinary paragraph. Headings carry no emphasis markers.
+- Lists: bullets ``- ``, numbers ``1. ``, nested by four spaces per level.
+- Emphasis: ``**bold**``, ``*italic*``, ``~~strikethrough~~``, underline as
+  ``<u>…</u>``; runs Word split are merged, a literal ``*`` is escaped (``_docx_format``).
 - Tables become pipe tables; the first row is the header row. A horizontally or
   vertically merged cell is written once, in its first position, the other positions
   are empty. A nested table is flattened into its cell (cells joined by ``; ``, rows by
   ``<br>``). In cells ``|`` is escaped and line breaks become ``<br>``.
-- Hyperlinks: ``[text](url)`` for external links, the text alone otherwise.
+- Hyperlinks: ``[text](url)``, with the link's ``#anchor`` when it has one; a link to
+  a bookmark inside the document is ``[text](#bookmark)``. ``HYPERLINK`` fields (the
+  older way Word stores links) are links too. The bookmark itself is not written.
+- Footnotes and endnotes: ``[^1]`` (endnotes ``[^e1]``) where the body refers to
+  them, their text as definitions after the body (``_docx_parts``).
+- Comments: a ``## Comments`` table after the body: each comment's text, the text
+  it is anchored to and its author.
+- Headers and footers: a ``## Headers and footers`` table, each distinct text once.
 - Text boxes: their paragraphs follow the paragraph that anchors them (a box stored
   twice, as DrawingML and as a VML fallback, is read once).
-- Images: named, never inlined: ``[image: image1.png]`` (plus the alt text when set).
+- Pictures, charts, SmartArt and embedded objects: named placeholders, never inlined
+  (``[image: image1.png]``, ``_docx_graphics``), counted in one warning per file.
 - Equations: LaTeX-style text between ``$`` (inline) or ``$$`` (an equation paragraph):
   fractions, scripts, roots, delimiters and sums keep their structure (``_omml``).
-- Not read: headers, footers, footnotes, comments and deleted (tracked) text.
-- Title: the first ``Title`` paragraph, else the first heading, else None.
+- Ruby (East Asian reading aids): the base text, then the reading in parentheses.
+- Not read: deleted (tracked) text, text moved away (``moveFrom``), and field codes
+  (a field's shown result is read).
+- Title: the first ``Title`` paragraph, else the first heading, else the core
+  properties' title, else None (the file name). The core properties also give the
+  passport's ``created``, ``source_modified``, ``source_author``, and tags or aliases
+  from the keywords (``_docx_package``).
 """
 from __future__ import annotations
 
 import re
+import zipfile
+from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Iterable
 
 from monkeyllm_plugins._container import check_zip_container
+from monkeyllm_plugins._docx_format import (
+    BOLD,
+    ITALIC,
+    STRIKE,
+    UNDERLINE,
+    Segment,
+    character_style_marks,
+    common_marks,
+    render,
+    run_marks,
+    without_marks,
+)
+from monkeyllm_plugins._docx_graphics import alt_chunk, placeholder_warning, placeholders
+from monkeyllm_plugins._docx_links import field_target, hyperlink_target, is_hyperlink_field
+from monkeyllm_plugins._docx_package import core_frontmatter, open_document
+from monkeyllm_plugins._docx_parts import (
+    Comments,
+    Notes,
+    comments_section,
+    header_footer_parts,
+    headers_section,
+    note_definitions,
+    part_element,
+)
+from monkeyllm_plugins._docx_styles import ParagraphStyles, read_paragraph_styles
 from monkeyllm_plugins._omml import equation_text
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
@@ -41,16 +84,15 @@ from monkeyllm_gardener.hookspecs import hookimpl
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
-WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
-V = "{urn:schemas-microsoft-com:vml}"
 
-_MAX_STYLE_DEPTH = 10
-_HEADING_NAME = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
-_LIST_NAME = re.compile(r"^list (bullet|number)(?: ([2-9]))?$", re.IGNORECASE)
+ALL_MARKS = (BOLD, ITALIC, STRIKE, UNDERLINE)
 # Elements whose children are ordinary content (content controls, tracked insertions,
 # bidirectional embeddings ``w:dir``/``w:bdo`` around right-to-left runs...).
 _TRANSPARENT = {"sdt", "sdtContent", "ins", "smartTag", "customXml", "fldSimple", "moveTo", "dir", "bdo"}
+# python-docx: "file '...' is not a Word file, content type is 'application/vnd...themeManager+xml'"
+_MAIN_PART_TYPE = re.compile(r"content type is '[^']*?officedocument\.(?:(\w+)ml\.)?([A-Za-z]+)(?:\.main)?\+xml'",
+                             re.IGNORECASE)
+_OTHER_OFFICE = {"spreadsheet": ("an Excel workbook", ".xlsx"), "presentation": ("a PowerPoint presentation", ".pptx")}
 
 
 def _local(element: Any) -> str:
@@ -58,22 +100,17 @@ def _local(element: Any) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class StyleKind:
-    heading_level: int | None = None  # 0 for Title
-    list_marker: str | None = None  # "- " or "1. "
-    list_level: int = 0
-
-
 @dataclass
 class _Context:
-    """What the walker needs from the document: style kinds, numbering, relationships."""
+    """What the walker needs: the document's styles, and what it gathers on the way."""
 
-    styles: dict[str, StyleKind]
-    default_style: StyleKind
-    number_formats: dict[tuple[str, str], str]  # (numId, ilvl) -> numFmt
-    part: Any  # the python-docx document part, for relationships
+    paragraphs: ParagraphStyles
+    style_marks: dict[str, frozenset[str]]
+    part: Any  # the part being walked (body, a header, the footnotes...): its relationships
     has_title: bool = False
+    notes: Notes = field(default_factory=Notes)
+    comments: Comments = field(default_factory=Comments)
+    placeholders: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -83,15 +120,28 @@ class _Block:
 
 
 @dataclass
+class _Field:
+    """A complex field (``fldChar`` begin .. separate .. end) being read."""
+
+    instruction: str = ""
+    result_start: int | None = None  # index of the first result segment
+
+
+@dataclass
 class _Inline:
     """Text of one paragraph plus blocks (text boxes) to emit after it."""
 
-    pieces: list[str] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
     after: list[_Block] = field(default_factory=list)
+    fields: list[_Field] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return "".join(self.pieces)
+        return render(self.segments)
+
+    @property
+    def plain(self) -> str:
+        return render(without_marks(self.segments, ALL_MARKS))
 
 
 class DocxConverter:
@@ -103,124 +153,82 @@ class DocxConverter:
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
         check_zip_container(path)
-        import docx
-
         try:
-            document = docx.Document(str(path))
+            document = open_document(path)
+        except zipfile.BadZipFile:  # a member fails its checksum: bytes were damaged
+            raise ConversionError(
+                f"{path.name}: corrupt zip container (a part fails its checksum): copy or export the file again"
+            ) from None
+        except ValueError as error:
+            raise ConversionError(_not_a_document(path, error)) from None
         except Exception as error:  # python-docx raises many types on foreign packages
             raise ConversionError(
                 f"{path.name}: not a readable Word document ({type(error).__name__}): "
                 "open it in Word and save it as .docx again"
             ) from None
-        context = _build_context(document)
-        body = document.element.body
-        context.has_title = any(
-            _paragraph_kind(p, context).heading_level == 0 for p in body.iter(f"{W}p")
+        context = _Context(
+            paragraphs=read_paragraph_styles(document),
+            style_marks=character_style_marks(document.styles.element),
+            part=document.part,
         )
-        blocks = list(_blocks(body, context))
+        body = document.element.body
+        context.has_title = any(context.paragraphs.kind(p).heading_level == 0 for p in body.iter(f"{W}p"))
+        # A valid document has one body; some writers repeat it, and Word shows them all.
+        bodies = document.element.iterchildren(f"{W}body")
+        markdown = _join_blocks([block for each in bodies for block in _blocks(each, context)])
+        markdown = _with_side_parts(markdown, document, context)
         title = _find_title(body, context)
+        warning = placeholder_warning(path.name, dict(context.placeholders))
         return Conversion(
             kind="markdown",
             node_type="document",
             title=title,
-            markdown=_join_blocks(blocks),
+            markdown=markdown,
+            frontmatter=core_frontmatter(document, title),
+            warnings=(warning,) if warning else (),
         )
 
 
-# ---------------------------------------------------------------- document facts
+def _not_a_document(path: Path, error: ValueError) -> str:
+    """python-docx's "content type is ..." refusal, said as what the package holds."""
+    match = _MAIN_PART_TYPE.search(str(error))
+    if match is None:
+        return (f"{path.name}: not a readable Word document (ValueError): "
+                "open it in Word and save it as .docx again")
+    family, kind = match.groups()
+    if family in _OTHER_OFFICE:
+        what, suffix = _OTHER_OFFICE[family]
+        return f"{path.name}: {what}, not a Word document: rename it to {suffix}"
+    return (f"{path.name}: not a Word document (its main part is a {kind}): "
+            "check the file type and export it again")
 
 
-def _build_context(document: Any) -> _Context:
-    raw: dict[str, tuple[str, str | None]] = {}  # style id -> (name, based-on id)
-    default_id = None
-    for style in document.styles.element.iterchildren(f"{W}style"):
-        style_id = style.get(f"{W}styleId")
-        if style_id is None or style.get(f"{W}type") not in (None, "paragraph"):
+def _with_side_parts(body: str, document: Any, context: _Context) -> str:
+    """The body, then note definitions, ``## Comments`` and ``## Headers and footers``."""
+
+    def render_part(element: Any, part: Any) -> str:
+        outer, context.part = context.part, part
+        try:
+            return _cell_text(element, context)
+        finally:
+            context.part = outer
+
+    header_rows: list[tuple[str, str]] = []
+    for header in header_footer_parts(document):
+        element = part_element(header.part)
+        if element is None:
             continue
-        name_el = style.find(f"{W}name")
-        based_el = style.find(f"{W}basedOn")
-        raw[style_id] = (
-            name_el.get(f"{W}val", "") if name_el is not None else "",
-            based_el.get(f"{W}val") if based_el is not None else None,
-        )
-        if style.get(f"{W}default") in ("1", "true"):
-            default_id = style_id
-    styles = {style_id: _resolve_style(style_id, raw) for style_id in raw}
-    default = styles.get(default_id or "", StyleKind())
-    return _Context(
-        styles=styles,
-        default_style=default,
-        number_formats=_number_formats(document),
-        part=document.part,
-    )
-
-
-def _resolve_style(style_id: str, raw: dict[str, tuple[str, str | None]]) -> StyleKind:
-    current: str | None = style_id
-    for _ in range(_MAX_STYLE_DEPTH):
-        if current is None or current not in raw:
-            break
-        name, based_on = raw[current]
-        if name.lower() == "title":
-            return StyleKind(heading_level=0)
-        heading = _HEADING_NAME.match(name)
-        if heading:
-            return StyleKind(heading_level=int(heading.group(1)))
-        listed = _LIST_NAME.match(name)
-        if listed:
-            marker = "- " if listed.group(1).lower() == "bullet" else "1. "
-            return StyleKind(list_marker=marker, list_level=int(listed.group(2) or 1) - 1)
-        current = based_on
-    return StyleKind()
-
-
-def _number_formats(document: Any) -> dict[tuple[str, str], str]:
-    try:
-        numbering = document.part.numbering_part.element
-    except Exception:  # no numbering part: the document has no numbered paragraphs
-        return {}
-    abstract: dict[str, dict[str, str]] = {}
-    for node in numbering.iterchildren(f"{W}abstractNum"):
-        levels = {}
-        for level in node.iterchildren(f"{W}lvl"):
-            fmt = level.find(f"{W}numFmt")
-            fmt_value = fmt.get(f"{W}val", "decimal") if fmt is not None else "decimal"
-            levels[level.get(f"{W}ilvl", "0")] = fmt_value
-        abstract[node.get(f"{W}abstractNumId", "")] = levels
-    formats: dict[tuple[str, str], str] = {}
-    for num in numbering.iterchildren(f"{W}num"):
-        ref = num.find(f"{W}abstractNumId")
-        if ref is None:
-            continue
-        for ilvl, fmt in abstract.get(ref.get(f"{W}val", ""), {}).items():
-            formats[(num.get(f"{W}numId", ""), ilvl)] = fmt
-    return formats
-
-
-def _paragraph_kind(paragraph: Any, context: _Context) -> StyleKind:
-    props = paragraph.find(f"{W}pPr")
-    style_el = props.find(f"{W}pStyle") if props is not None else None
-    kind = (
-        context.styles.get(style_el.get(f"{W}val", ""), StyleKind())
-        if style_el is not None
-        else context.default_style
-    )
-    if kind.heading_level is not None:
-        return kind
-    num = props.find(f"{W}numPr") if props is not None else None
-    if num is not None:
-        num_id_el, ilvl_el = num.find(f"{W}numId"), num.find(f"{W}ilvl")
-        num_id = num_id_el.get(f"{W}val", "0") if num_id_el is not None else "0"
-        ilvl = ilvl_el.get(f"{W}val", "0") if ilvl_el is not None else "0"
-        if num_id == "0":  # numbering explicitly removed
-            return StyleKind()
-        # A level the definition leaves out follows the list's first level.
-        fmt = context.number_formats.get(
-            (num_id, ilvl), context.number_formats.get((num_id, "0"), "decimal")
-        )
-        level = int(ilvl) if ilvl.isdigit() else 0
-        return StyleKind(list_marker="- " if fmt in ("bullet", "none") else "1. ", list_level=level)
-    return kind
+        before = Counter(context.placeholders)
+        text = render_part(element, header.part)
+        if any(text == seen for _, seen in header_rows):
+            context.placeholders = before  # written once, so counted once
+        header_rows.append((header.where, text))
+    notes = note_definitions(context.notes, document.part, render_part)
+    comments = comments_section(context.comments, document.part, render_part)
+    extra = [text for text in (notes, comments, headers_section(header_rows)) if text]
+    if not extra:
+        return body
+    return (body.rstrip("\n") + "\n\n" if body else "") + "\n\n".join(extra) + "\n"
 
 
 # ---------------------------------------------------------------- walking
@@ -235,22 +243,29 @@ def _blocks(container: Any, context: _Context) -> Iterable[_Block]:
             table = _render_table(child, context)
             if table:
                 yield _Block(table)
+        elif tag in ("commentRangeStart", "commentRangeEnd"):
+            _comment_range(child, context)
+        elif tag == "altChunk":
+            yield _Block(_count(context, alt_chunk(child, context.part)))
         elif tag in _TRANSPARENT:
             yield from _blocks(child, context)
 
 
 def _paragraph_blocks(paragraph: Any, context: _Context) -> Iterable[_Block]:
     inline = _inline(paragraph, context)
-    text = inline.text.strip()
-    if text:
-        kind = _paragraph_kind(paragraph, context)
-        if kind.heading_level is not None:
+    context.comments.record(" ")  # an anchor running over paragraphs keeps them apart
+    kind = context.paragraphs.kind(paragraph)
+    if kind.heading_level is not None:
+        text = " ".join(inline.plain.split())
+        if text:
             level = kind.heading_level + 1 if context.has_title else max(kind.heading_level, 1)
-            yield _Block("#" * min(level, 6) + " " + " ".join(text.split()))
-        elif kind.list_marker:
+            yield _Block("#" * min(level, 6) + " " + text)
+    else:
+        text = inline.text.strip()
+        if text and kind.list_marker:
             indent = "    " * kind.list_level
             yield _Block(indent + kind.list_marker + text.replace("\n", " "), is_list_item=True)
-        else:
+        elif text:
             yield _Block(text)
     yield from inline.after
 
@@ -262,38 +277,78 @@ def _inline(element: Any, context: _Context, into: _Inline | None = None) -> _In
         if tag == "r":
             _run(child, context, inline)
         elif tag == "hyperlink":
-            linked = _inline(child, context)
-            url = _external_target(context, child.get(f"{R}id"))
-            text = linked.text
-            inline.pieces.append(f"[{text}]({url})" if url and text.strip() else text)
-            inline.after.extend(linked.after)
+            _link(_inline(child, context), hyperlink_target(context.part, child), inline)
+        elif tag == "fldSimple" and is_hyperlink_field(child.get(f"{W}instr") or ""):
+            _link(_inline(child, context), field_target(child.get(f"{W}instr") or ""), inline)
+        elif tag in ("commentRangeStart", "commentRangeEnd"):
+            _comment_range(child, context)
         elif tag in _TRANSPARENT:
             _inline(child, context, inline)
+        elif tag == "ruby":
+            _ruby(child, context, inline)
         elif tag == "AlternateContent":
             _alternate(child, context, inline)
         elif tag in ("oMath", "oMathPara"):
             equation = equation_text(child)
             if equation:
-                inline.pieces.append(f"${equation}$" if tag == "oMath" else f"$${equation}$$")
+                inline.segments.append(
+                    Segment(f"${equation}$" if tag == "oMath" else f"$${equation}$$", raw=True)
+                )
     return inline
 
 
 def _run(run: Any, context: _Context, inline: _Inline) -> None:
+    marks = run_marks(run, context.style_marks)
     for child in run.iterchildren():
         tag = _local(child)
         if tag == "t":
-            inline.pieces.append(child.text or "")
-        elif tag == "tab":
-            inline.pieces.append("\t")
+            _text(inline, context, child.text or "", marks)
+        elif tag in ("tab", "ptab"):
+            _text(inline, context, "\t", marks)
         elif tag in ("br", "cr"):
             if child.get(f"{W}type") not in ("page", "column"):
-                inline.pieces.append("\n")
+                _text(inline, context, "\n", marks)
         elif tag == "noBreakHyphen":
-            inline.pieces.append("-")
+            _text(inline, context, "-", marks)
+        elif tag in ("footnoteReference", "endnoteReference"):
+            label = context.notes.label(tag[: -len("Reference")], child.get(f"{W}id", ""))
+            inline.segments.append(Segment(f"[^{label}]", raw=True))
+        elif tag == "commentReference":
+            context.comments.mention(child.get(f"{W}id", ""))
+        elif tag == "fldChar":
+            _field_char(child, inline)
+        elif tag == "instrText" and inline.fields:
+            inline.fields[-1].instruction += child.text or ""
         elif tag in ("drawing", "pict", "object"):
             _graphic(child, context, inline)
+        elif tag == "ruby":
+            _ruby(child, context, inline)
         elif tag == "AlternateContent":
             _alternate(child, context, inline)
+
+
+def _ruby(ruby: Any, context: _Context, inline: _Inline) -> None:
+    """East Asian ruby: the base text, then its reading in parentheses (東京(とうきょう))."""
+    base, reading = ruby.find(f"{W}rubyBase"), ruby.find(f"{W}rt")
+    if base is not None:
+        _inline(base, context, inline)
+    if reading is not None:
+        text = _inline(reading, context).plain.strip()
+        if text:
+            inline.segments.append(Segment(f"({text})", raw=True))
+
+
+def _text(inline: _Inline, context: _Context, text: str, marks: frozenset[str]) -> None:
+    inline.segments.append(Segment(text, marks))
+    context.comments.record(text)
+
+
+def _comment_range(element: Any, context: _Context) -> None:
+    comment_id = element.get(f"{W}id", "")
+    if _local(element) == "commentRangeStart":
+        context.comments.start(comment_id)
+    else:
+        context.comments.end(comment_id)
 
 
 def _alternate(element: Any, context: _Context, inline: _Inline) -> None:
@@ -309,60 +364,59 @@ def _alternate(element: Any, context: _Context, inline: _Inline) -> None:
 
 
 def _graphic(element: Any, context: _Context, inline: _Inline) -> None:
-    """A drawing, VML shape or OLE object: images are named, text boxes kept."""
+    """A drawing, VML shape or OLE object: text boxes kept, the rest named."""
     boxes = list(element.iter(f"{W}txbxContent"))
     # A nested text box lives inside an outer one; read only the outermost.
     outer = [box for box in boxes if not any(b is not box and _contains(b, box) for b in boxes)]
     for box in outer:
         inline.after.extend(_blocks(box, context))
-    for name, alt in _images(element, context):
-        inline.pieces.append(f"[image: {name} — {alt}]" if alt else f"[image: {name}]")
+    for placeholder in placeholders(element, context.part):
+        inline.segments.append(Segment(_count(context, placeholder), raw=True))
+
+
+def _count(context: _Context, placeholder: Any) -> str:
+    context.placeholders[placeholder.kind] += 1
+    return placeholder.text
 
 
 def _contains(ancestor: Any, element: Any) -> bool:
     return any(parent is ancestor for parent in element.iterancestors())
 
 
-def _images(element: Any, context: _Context) -> list[tuple[str, str]]:
-    found = []
-    alt = ""
-    doc_pr = next(element.iter(f"{WP}docPr"), None)
-    if doc_pr is not None:
-        alt = " ".join((doc_pr.get("descr") or "").split())
-    for blip in element.iter(f"{A}blip"):
-        if not _inside_text_box(blip, element):
-            found.append((_image_name(context, blip.get(f"{R}embed") or blip.get(f"{R}link")), alt))
-    for image in element.iter(f"{V}imagedata"):
-        if not _inside_text_box(image, element):
-            found.append((_image_name(context, image.get(f"{R}id")), alt))
-    return found
+# ---------------------------------------------------------------- links
 
 
-def _inside_text_box(node: Any, stop: Any) -> bool:
-    """True when ``node`` sits in a text box below ``stop`` (the box renders it)."""
-    for ancestor in node.iterancestors():
-        if ancestor is stop:
-            return False
-        if _local(ancestor) == "txbxContent":
-            return True
-    return False
+def _link(linked: _Inline, url: str | None, inline: _Inline) -> None:
+    """The link's text as ``[text](url)``; the text alone when there is no target.
+    Emphasis shared by the whole text goes outside the brackets, so a bold sentence
+    holding a link stays one bold span."""
+    inline.after.extend(linked.after)
+    shared = common_marks(linked.segments)
+    text = render(without_marks(linked.segments, shared | {UNDERLINE}))
+    if not url or not text.strip():
+        inline.segments.extend(linked.segments)
+        return
+    core = text.strip()
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    core = core.replace("[", "\\[").replace("]", "\\]")
+    inline.segments.extend(
+        [Segment(lead), Segment(f"[{core}]({url})", shared - {UNDERLINE}, raw=True), Segment(trail)]
+    )
 
 
-def _image_name(context: _Context, rel_id: str | None) -> str:
-    rel = context.part.rels.get(rel_id) if rel_id else None
-    if rel is None:
-        return "unnamed"
-    target = rel.target_ref if rel.is_external else str(rel.target_part.partname)
-    return PurePosixPath(target).name or "unnamed"
-
-
-def _external_target(context: _Context, rel_id: str | None) -> str | None:
-    rel = context.part.rels.get(rel_id) if rel_id else None
-    if rel is None or not rel.is_external:
-        return None
-    url = rel.target_ref
-    # A URL with spaces or parentheses would break the markdown link syntax.
-    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+def _field_char(element: Any, inline: _Inline) -> None:
+    kind = element.get(f"{W}fldCharType")
+    if kind == "begin":
+        inline.fields.append(_Field())
+    elif kind == "separate" and inline.fields:
+        inline.fields[-1].result_start = len(inline.segments)
+    elif kind == "end" and inline.fields:
+        done = inline.fields.pop()
+        target = field_target(done.instruction)
+        if target and done.result_start is not None:
+            result = _Inline(segments=inline.segments[done.result_start:])
+            del inline.segments[done.result_start:]
+            _link(result, target, inline)
 
 
 # ---------------------------------------------------------------- tables
@@ -407,16 +461,23 @@ def _int_val(element: Any) -> int:
 
 
 def _cell_text(cell: Any, context: _Context) -> str:
+    """A cell (or a header, a note, a comment) as one line: paragraphs joined by
+    ``<br>``, no heading or list markers, nested tables flattened."""
     parts: list[str] = []
     for child in cell.iterchildren():
         tag = _local(child)
         if tag == "tbl":  # a nested table, flattened into the cell
             rows = _table_rows(child, context)
             parts.extend("; ".join(c for c in row if c) for row in rows if any(row))
-        elif tag == "p":  # plain text in a cell: no heading or list markers
+        elif tag == "p":
             inline = _inline(child, context)
+            context.comments.record(" ")
             parts.append(inline.text.strip())
             parts.extend(block.text.strip() for block in inline.after)
+        elif tag in ("commentRangeStart", "commentRangeEnd"):
+            _comment_range(child, context)
+        elif tag == "altChunk":
+            parts.append(_count(context, alt_chunk(child, context.part)))
         elif tag in _TRANSPARENT:
             parts.extend(block.text.strip() for block in _blocks(child, context))
     text = "<br>".join(part for part in parts if part)
@@ -447,7 +508,7 @@ def _render_table(table: Any, context: _Context) -> str:
 def _find_title(body: Any, context: _Context) -> str | None:
     first_heading = None
     for paragraph in body.iter(f"{W}p"):
-        level = _paragraph_kind(paragraph, context).heading_level
+        level = context.paragraphs.kind(paragraph).heading_level
         if level is None:
             continue
         text = " ".join(_plain_text(paragraph).split())

@@ -239,7 +239,7 @@ def test_a_workbook_renamed_docx_is_not_a_word_document(tmp_path: Path) -> None:
     book = openpyxl.Workbook()
     path = tmp_path / "sheet.docx"
     book.save(path)
-    with pytest.raises(ConversionError, match=r"^sheet\.docx: not a readable Word document"):
+    with pytest.raises(ConversionError, match=r"^sheet\.docx: an Excel workbook, not a Word document: rename it to \.xlsx$"):
         DocxConverter().convert(path)
 
 
