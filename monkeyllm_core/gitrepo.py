@@ -53,7 +53,8 @@ def find_repo(path: Path) -> GitRepo | None:
     if proc.returncode != 0:
         if "not a git repository" in said and not (path / ".git").exists():
             return None
-        problem = said.splitlines()[-1] if said else f"git rev-parse exited {proc.returncode}"
+        # the first line is the problem (git's advice, e.g. for safe.directory, follows it)
+        problem = said.splitlines()[0].removeprefix("fatal: ") if said else f"git rev-parse exited {proc.returncode}"
         raise VineError("E_UNSUPPORTED", f"git cannot open the repository at {path}: {problem}",
                         "Repair it (git status shows what is wrong), or remove its .git and run vine init.")
     lines = os.fsdecode(proc.stdout).splitlines()

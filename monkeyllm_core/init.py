@@ -56,11 +56,11 @@ def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = 
         "_index.md": render_node(master, br.branch_body(title, summary, master=True)),
         SCHEMA_PATH: render_node(schema, default_schema_body()),
     }
+    committer = gitstore.Committer(root_path, repo)  # refuses a detached HEAD before a file is written
     for rel, text in files.items():
         path = root_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    committer = gitstore.Committer(root_path, repo)
     committer.commit(f"init: forest '{one_line(title)}'", {rel: text.encode() for rel, text in files.items()})
     committer.close()
     # mark the files as fresh in the index so `git status` is clean straight away

@@ -251,3 +251,17 @@ def test_the_repository_is_discovered_once_per_open_not_per_write(tmp_path, monk
             vine.plant(note(f"n{i}"))
     discoveries = [line for line in log.read_text().splitlines() if "--show-toplevel" in line]
     assert len(discoveries) == 1
+
+
+def test_init_in_a_repository_with_a_detached_head_is_refused_untouched(tmp_path):
+    root = tmp_path / "brain"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README").write_text("notes\n")
+    git(root, "add", "README")
+    git(root, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "start")
+    git(root, "checkout", "-q", "--detach")
+    before = tree_state(root)
+    result = vine_cli("init", "--forest", root, "--title", "T", home=tmp_path / "home")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "detached" in result.stderr
+    assert tree_state(root) == before
