@@ -220,18 +220,9 @@ def remove_stale_temp_packs(pack_dir: Path) -> int:
 
 def _writer_alive(name: str) -> bool:
     """Whether the process named in ``tmp_vine_<pid>_<random>`` is running."""
+    from .writer_probe import process_alive
     pid = name[len(TEMP_PREFIX):].split("_", 1)[0]
-    if not pid.isdigit() or int(pid) == 0:  # kill(0) would signal our own group
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
+    return pid.isdigit() and process_alive(int(pid))
 
 
 def build_pack_index(entries: list[PackEntry], pack_sha: bytes) -> bytes:

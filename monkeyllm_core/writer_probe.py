@@ -57,18 +57,19 @@ def _live_writer(card: bytes) -> str | None:
         who += f" since {fields['since']}"
     if host and host != socket.gethostname():
         return who  # another machine's process: it cannot be checked from here
-    return who if _alive(pid) else None
+    return who if process_alive(pid) else None
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a zombie counts until reaped)."""
     if pid <= 0:
-        return False
+        return False  # kill(0) and kill(-1) would signal a whole group
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # alive, another user's
         return True
-    except OSError:
+    except (OverflowError, OSError):
         return False
     return True
