@@ -198,8 +198,8 @@ def test_a_broken_git_file_is_refused_in_one_line(tmp_path):
     shutil.rmtree(root / ".git")
     (root / ".git").write_text(f"gitdir: {tmp_path / 'gone'}\n")
     before = tree_state(root)
-    result = vine_cli("init", "--forest", tmp_path / "fresh-in-broken", "--title", "T", home=home)
-    assert result.returncode == 0  # (a folder beside it is not affected)
+    result = vine_cli("reindex", "--forest", root, home=home)  # a writer
+    assert_one_line_refusal(result, "git cannot open the repository", "not a git repository")
     with pytest.raises(VineError) as info:
         Vine(root)
     assert info.value.code == "E_UNSUPPORTED" and "git cannot open the repository" in info.value.message
