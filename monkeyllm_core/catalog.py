@@ -4,6 +4,12 @@ Disposable by design: every row is derived from the markdown files, so
 ``vine reindex`` rebuilds it and deleting ``_derived/`` loses nothing. It carries
 the Gardener's provenance columns (source_path, source_hash, source_size,
 source_mtime, origin) so a sync reads its state from here without parsing YAML.
+
+Readers see each write whole: the rows one write changes (the node, its parent's
+coverage, a grandparent's entry) are one SQLite transaction (``begin``/``commit``
+around them in ``Vine._apply``), committed after the write's files are in place,
+so a row a reader sees always has its file on disk. A reader that needs several
+statements to agree runs them in one read transaction (WAL gives it a snapshot).
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ ERROR_CODES = (
     "E_NOT_A_FOREST",
     "E_EXISTS",
     "E_CONFLICT",
+    "E_UNSUPPORTED",
 )
 
 

@@ -10,10 +10,15 @@ as at 10,000, also when they all sit in one folder.
 
 The branch ref moves only at a checkpoint, when the pack is finished and renamed
 into place. Until then the commits are invisible, so the writer keeps a
-write-ahead journal (``.git/vine-journal``) of every path it touched since the
+write-ahead journal (``vine-journal`` in the git dir) of every path it touched since the
 last checkpoint; ``Vine`` rolls those paths back to HEAD when it opens after a
 crash. At a checkpoint the git index is brought up to date for the touched paths
 only, so ``git status`` is clean after every command.
+
+Where HEAD, the index and the packs live is asked of git (``gitrepo.py``): ``.git``
+may be a file (a worktree, a submodule). Every message goes through
+``commitmsg.commit_message`` here, so no caller can store a NUL or an escape
+sequence in the history.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from . import gitrepo
+from .commitmsg import commit_message
 from .gittrees import TreeCache
 from .packfile import PackWriter, remove_stale_temp_packs
 
@@ -55,16 +62,6 @@ def run_git_on_index(root: Path, *args: str, input: bytes | None = None, wait: f
             time.sleep(0.05)
 
 
-def is_repo_top_level(root: Path) -> bool:
-    """The forest owns its repo only when it is the repository's top level."""
-    return (root / ".git").exists()
-
-
-def init_repo(root: Path) -> None:
-    if not is_repo_top_level(root):
-        run_git(root, "init", "-q")
-
-
 def identity(root: Path) -> tuple[str, str]:
     """The user's git identity when one is configured, else vine's own."""
     name = run_git(root, "config", "--get", "user.name", check=False).strip()
@@ -72,10 +69,10 @@ def identity(root: Path) -> tuple[str, str]:
     return (name or DEFAULT_NAME, email or DEFAULT_EMAIL)
 
 
-def head_ref(root: Path) -> str:
-    head = (root / ".git" / "HEAD").read_text().strip()
-    if head.startswith("ref: "):
-        return head[5:]
+def head_ref(repo: gitrepo.GitRepo) -> str:
+    ref = gitrepo.branch_ref(repo)
+    if ref is not None:
+        return ref
     raise GitError("the forest's HEAD is detached: check out a branch before writing")
 
 
@@ -106,12 +103,13 @@ class Committer:
     is never silently dropped.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, repo: gitrepo.GitRepo | None = None) -> None:
         self.root = root
-        self.ref = head_ref(root)
+        self.repo = repo or gitrepo.writable_repo(root)  # .git may be a file: git says where things are
+        self.ref = head_ref(self.repo)
         name, email = identity(root)
         self._who = f"{name} <{email}>".encode()
-        self._pack_dir = root / ".git" / "objects" / "pack"
+        self._pack_dir = self.repo.pack_dir
         self._pack: PackWriter | None = None
         self._reader: _ObjectReader | None = None
         self._trees: TreeCache | None = None
@@ -150,7 +148,7 @@ class Committer:
             if self._parent:
                 body += b"parent %s\n" % self._parent.encode()
             body += b"author %s %s\ncommitter %s %s\n\n" % (self._who, stamp, self._who, stamp)
-            body += message.encode("utf-8", "surrogateescape").rstrip(b"\n") + b"\n"
+            body += commit_message(message).encode("utf-8") + b"\n"  # no caller bypasses the cleaning
             sha = pack.add("commit", bytes(body))
         except OSError as exc:
             self._after_failure()

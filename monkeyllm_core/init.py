@@ -2,6 +2,11 @@
 
 Master ``_index.md``, the dialect ``_meta/schema.md``, ``.gitignore``, the forest's
 own git repository (also inside another repository) and one commit.
+
+The repository is the one ``DIR`` is the top level of (also a worktree or a
+submodule, whose ``.git`` is a file), else a new SHA-1 one (``gitrepo.init_repo``):
+a SHA-256 repository is refused before a file is written, since the writer's packs
+are SHA-1.
 """
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ import os
 from pathlib import Path
 
 from . import branches as br
-from . import gitstore
+from . import gitrepo, gitstore
+from .commitmsg import one_line
 from .dialect import SCHEMA_PATH
 from .errors import VineError
 from .passport import render_node
@@ -30,7 +36,7 @@ def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = 
     from .rules import check_summary
     check_summary(summary, where="--summary")
     root_path.mkdir(parents=True, exist_ok=True)
-    gitstore.init_repo(root_path)
+    repo = gitrepo.init_repo(root_path)  # refuses a repository vine cannot write, before any file
     now = today()
     master = {"id": MASTER_ID, "type": "branch", "title": title, "summary": summary,
               "created": now, "updated": now, "source": "manual",
@@ -50,12 +56,12 @@ def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = 
         "_index.md": render_node(master, br.branch_body(title, summary, master=True)),
         SCHEMA_PATH: render_node(schema, default_schema_body()),
     }
+    committer = gitstore.Committer(root_path, repo)  # refuses a detached HEAD before a file is written
     for rel, text in files.items():
         path = root_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    committer = gitstore.Committer(root_path)
-    committer.commit(f"init: forest '{title}'", {rel: text.encode() for rel, text in files.items()})
+    committer.commit(f"init: forest '{one_line(title)}'", {rel: text.encode() for rel, text in files.items()})
     committer.close()
     # mark the files as fresh in the index so `git status` is clean straight away
     gitstore.run_git(root_path, "update-index", "-q", "--refresh", check=False)

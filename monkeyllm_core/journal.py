@@ -1,10 +1,11 @@
-"""The writer's write-ahead journal, ``.git/vine-journal``.
+"""The writer's write-ahead journal, ``vine-journal`` in the git dir.
 
 Before a write touches a file or a payload it appends one JSON line naming them;
 a checkpoint (the moment git's branch ref moves) empties the journal. So after a
 killed process the journal lists exactly what may differ from HEAD, and the next
-writable open puts those paths back (``Vine._recover``). It lives in ``.git`` so it
-is never committed and survives the deletion of ``_derived/``.
+writable open puts those paths back (``Vine._recover``). It lives in the git dir so it
+is never committed and survives the deletion of ``_derived/``: the per-worktree one
+(``gitrepo.py``), since each worktree of a repository is a forest of its own.
 """
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-JOURNAL = ".git/vine-journal"
+JOURNAL = ".git/vine-journal"  # where it is when .git is a directory
 
 
 class Journal:
-    def __init__(self, root: Path) -> None:
-        self.path = root / JOURNAL
+    def __init__(self, root: Path, git_dir: Path | None = None) -> None:
+        self.path = root / JOURNAL if git_dir is None else git_dir / "vine-journal"
         self._fh: IO[str] | None = None  # kept open for the session: one open per write is costly
 
     def append(self, entry: dict[str, Any]) -> int:

@@ -202,16 +202,27 @@ class PackWriter:
 
 def remove_stale_temp_packs(pack_dir: Path) -> int:
     """Delete tmp_vine_*.pack (and their half-written tmp_vine_*.idx) files left by a killed
-    writer (the caller holds the forest's lock); return how many files were deleted."""
+    writer (the caller holds the forest's lock); return how many files were deleted.
+    A file whose writer process is alive is kept: the worktrees of one repository share
+    its pack dir, and each is a forest with a lock of its own."""
     removed = 0
     for pattern in (f"{TEMP_PREFIX}*.pack", f"{TEMP_PREFIX}*.idx"):
         for path in Path(pack_dir).glob(pattern):
+            if _writer_alive(path.name):
+                continue
             try:
                 path.unlink()
             except FileNotFoundError:
                 continue
             removed += 1
     return removed
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process named in ``tmp_vine_<pid>_<random>`` is running."""
+    from .writer_probe import process_alive
+    pid = name[len(TEMP_PREFIX):].split("_", 1)[0]
+    return pid.isdigit() and process_alive(int(pid))
 
 
 def build_pack_index(entries: list[PackEntry], pack_sha: bytes) -> bytes:

@@ -3,18 +3,33 @@
 One finding per problem. Errors break the format (another engine would refuse
 the node or mislead an agent); warnings are drift a write will repair
 (payload hash drift, a branch that needs splitting, a dangling wikilink).
+
+A writer's files are mid-write between its steps (a node is on disk before its
+parent's index lists it), so ``check_forest``, what ``vine validate`` runs, reads
+the files only while no writer is at work (``writer_probe.py``: the lock card,
+probed before and after the read) and otherwise checks the last committed state,
+HEAD's tree read through git (``committed.py``), and says so: a writer is active,
+its writes since its last checkpoint and the payload files were not checked.
+``validate_forest`` checks the files as they are, for a caller that knows no
+writer runs.
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Protocol
 
 from . import branches as br
+from .dialect import Dialect
 from .errors import VineError, estimate_tokens
+from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
 from .vine import Vine, payload_file
+from .writer_probe import LockState, probe
+
+FILE_READ_ATTEMPTS = 3  # reads of the files before a stream of writers sends validate to HEAD
 
 SPLIT_ENTRIES = 150
 SPLIT_TOKENS = 3000
@@ -32,7 +47,56 @@ class Finding:
         return f"{self.level} {self.code} {self.node}: {self.message}"
 
 
+class _Nodes(Protocol):
+    """What validation reads: a ``Vine`` (the files) or a ``CommittedForest`` (HEAD)."""
+
+    dialect: Dialect
+
+    def node_files(self) -> list[str]: ...
+
+    def read(self, node_id: str) -> Node: ...
+
+
+@dataclass(frozen=True)
+class Validation:
+    findings: list[Finding]
+    nodes: int
+    note: str | None = None  # set when a writer was at work: what was checked instead, what was not
+
+
+def check_forest(vine: Vine) -> Validation:
+    """The files, when no writer comes or goes while they are read; else the last
+    committed state, with a note naming the writer and what was not checked."""
+    state = probe(vine.root)
+    for _ in range(FILE_READ_ATTEMPTS):
+        if state.active:
+            break
+        findings = validate_forest(vine)
+        count = len(vine.node_files())
+        after = probe(vine.root)
+        if after == state:
+            return Validation(findings, count)
+        state = after  # a writer came or went meanwhile: what was read may be half a write
+    return _check_committed(vine.root, state)
+
+
+def _check_committed(root: Path, state: LockState) -> Validation:
+    from .committed import CommittedForest
+    committed = CommittedForest(root)
+    who = f"a writer is active ({state.writer})" if state.active else "writers kept starting and stopping"
+    note = (f"{who}: checked the last committed state, commit {committed.commit[:12]}; "
+            "not checked: its writes since its last checkpoint and the payload files")
+    return Validation(_findings(committed, payload_root=None), len(committed.node_files()), note)
+
+
 def validate_forest(vine: Vine) -> list[Finding]:
+    """Every finding in the forest's files as they are now."""
+    return _findings(vine, payload_root=vine.root)
+
+
+def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
+    """``payload_root`` None: payloads are not checked (committed passports describe
+    the payloads of their commit, not the ones on disk now)."""
     from .hashing import sha256_file
     findings: list[Finding] = []
 
@@ -41,9 +105,9 @@ def validate_forest(vine: Vine) -> list[Finding]:
 
     nodes: dict[str, dict] = {}
     bodies: dict[str, str] = {}
-    for node_id in vine.node_files():
+    for node_id in forest.node_files():
         try:
-            node = vine.read(node_id)
+            node = forest.read(node_id)
         except VineError as exc:
             add("error", exc.code, node_id, exc.message)
             continue
@@ -54,7 +118,7 @@ def validate_forest(vine: Vine) -> list[Finding]:
         nodes[node_id] = fm
         bodies[node_id] = node.body
         try:
-            validate_passport(fm, vine.dialect)
+            validate_passport(fm, forest.dialect)
         except VineError as exc:
             add("error", exc.code, node_id, exc.message.split(": ", 1)[-1])
 
@@ -80,10 +144,13 @@ def validate_forest(vine: Vine) -> list[Finding]:
                 add("warning", "W_WIKILINK", node_id, f"wikilink [[{target}]] points to no node")
         if fm.get("payload"):
             try:
-                path = vine.root / payload_file(node_id, str(fm["payload"]))
+                rel = payload_file(node_id, str(fm["payload"]))
             except VineError as exc:
                 add("error", exc.code, node_id, exc.message.split(": ", 1)[-1])
                 continue
+            if payload_root is None:
+                continue
+            path = payload_root / rel
             if not path.is_file():
                 add("error", "E_NOT_FOUND", node_id, f"payload {fm['payload']} is missing")
             elif fm.get("payload_hash") and sha256_file(path) != fm["payload_hash"]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import branches as br
-from . import gitstore
+from . import gitrepo, gitstore
+from .commitmsg import one_line
 from .atomic import remove_spare, write_atomically
 from .catalog import CATALOG_PATH, Catalog
 from .dialect import SCHEMA_PATH, Dialect, load_dialect
@@ -121,14 +122,16 @@ class Vine:
         self._committer: gitstore.Committer | None = None
         self._backups_to_drop: list[Path] = []
         self._backup_numbers = itertools.count(1)
-        self._journal = Journal(self.root)
+        # one `git rev-parse` per open; a repository the writer cannot write is refused here, untouched
+        self._repo = gitrepo.writable_repo(self.root) if writable else None
+        self._journal = Journal(self.root, self._repo.git_dir if self._repo else None)
         self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
         self._closed = False
         if writable:
             self._lock = ForestLock(self.root)
             self._lock.acquire()
             try:
-                self._committer = gitstore.Committer(self.root)
+                self._committer = gitstore.Committer(self.root, self._repo)
                 recovered = self._recover()
                 self.catalog = Catalog(self.root)
                 if recovered or self._catalog_is_stale():
@@ -435,7 +438,7 @@ class Vine:
                                              move=payload_move, row_counts=row_counts)
             txn.put_node(fields, body)
             self._upkeep.list_in_parent(txn, fields, new=True)
-            sha = self._apply(txn, f"plant({node_id}): {fields['title']} [source={fields['source']}]")
+            sha = self._apply(txn, f"plant({node_id}): {one_line(fields['title'])} [source={fields['source']}]")
         except BaseException:
             txn.abandon()
             raise

@@ -159,14 +159,16 @@ def cmd_rollup(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from monkeyllm_core.validate import validate_forest
+    from monkeyllm_core.validate import check_forest
     forest = _forest(args)
     vine = Vine(forest, writable=False)
     try:
-        findings = validate_forest(vine)
-        count = len(vine.node_files())
+        checked = check_forest(vine)  # the files, or HEAD while a writer is at work
     finally:
         vine.close()
+    findings, count = checked.findings, checked.nodes
+    if checked.note:
+        _print(f"note: {checked.note}")
     for finding in findings:
         _print(finding.line())
     errors = sum(1 for f in findings if f.level == "error")
