@@ -116,9 +116,14 @@ def _widest_table(connection: sqlite3.Connection) -> int:
             "SELECT max(n) FROM (SELECT count(*) AS n FROM sqlite_master AS s, pragma_table_info(s.name) "
             "WHERE s.type IN ('table', 'view') GROUP BY s.name)"
         ).fetchone()
-    except sqlite3.Error:  # a view over a missing table, or not a database at all
+        return int(row[0] or 0)
+    except sqlite3.Error:  # one broken view fails the join: ask object by object
+        pass
+    try:
+        tables, views = describe_schema(connection)
+    except sqlite3.Error:  # not a database at all: the statement will say so
         return 0
-    return int(row[0] or 0)
+    return max((len(columns) for columns in (*tables.values(), *views.values())), default=0)
 
 
 def apply_work_limits(connection: sqlite3.Connection) -> None:

@@ -105,6 +105,20 @@ def test_a_table_wider_than_the_column_cap_still_answers_select_star(tmp_path: P
 
 
 @needs_setlimit
+def test_a_broken_view_does_not_lower_the_column_cap_below_a_wide_table(tmp_path: Path) -> None:
+    path = tmp_path / "survey.db"
+    width = MIN_COLUMN_LIMIT + 44
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"CREATE TABLE survey ({', '.join(f'q{i}' for i in range(width))})")
+        connection.execute("CREATE TABLE gone (x)")
+        connection.execute("CREATE VIEW stale AS SELECT x FROM gone")
+        connection.execute("DROP TABLE gone")
+        connection.execute("INSERT INTO survey (q0) VALUES (1)")
+    connection.close()
+    assert len(run_query(path, "SELECT * FROM survey")["columns"]) == width
+
+
+@needs_setlimit
 def test_a_statement_longer_than_the_cap_is_refused(notes_db: Path) -> None:
     error = error_of(run_query, notes_db, "SELECT '" + "x" * (MAX_VALUE_BYTES + 1) + "' AS s")
     assert error.code == "E_QUERY_INVALID"
