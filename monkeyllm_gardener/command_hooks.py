@@ -31,11 +31,12 @@ Bounded work, because a tool fed a hostile file can misbehave:
   tool's environment (``MONKEYLLM_HOOK_RUN``), which children inherit through
   fork, setsid and exec; on timeout, on the output cap and after a normal exit,
   every process whose ``/proc/<pid>/environ`` carries the token is killed, round
-  after round until none is left (a pidfd is opened before the check, so a reused
-  pid is never hit). This is Linux-only; elsewhere only the process group is
-  killed. A descendant that execs with a scrubbed environment escapes it; the
-  tool is the user's own, and subreapers or cgroups would reach into the whole
-  Gardener process or need privileges.
+  after round until none is left (the token is checked again after a pidfd is
+  taken, and the signal goes through it, so a reused pid is never hit). This is
+  Linux-only; elsewhere only the process group is killed. A descendant that execs
+  with a scrubbed environment escapes it; the tool is the user's own, and a
+  subreaper or a cgroup would reach into the whole Gardener process or need
+  privileges.
 
 The tool writes markdown to ``{output}`` or prints it to stdout and exits zero.
 A first line ``# Title`` becomes the node title; the body is kept intact.
