@@ -11,7 +11,8 @@ Guarantees (ingestion.md, worked example; primitives.md, query):
 - bounded memory per value and per result set: the progress handler counts VM
   instructions, and one ``hex(randomblob(450000000))`` is a single instruction that
   ran 20 s and took 2.6 GB, so time alone is no bound. SQLite's own limits are set
-  on every connection (``apply_work_limits``, shared with ``tend``): a string or
+  on every connection that runs a caller's statement (``apply_work_limits``,
+  shared with ``tend``; the catalog and sample reads keep the defaults): a string or
   blob, a stored row and the statement text stop at ``MAX_VALUE_BYTES`` (1 MiB;
   ``zeroblob``, ``randomblob``, ``hex``, ``replace``, ``group_concat`` and ``||``
   growth fail with E_QUERY_INVALID, ``printf('%.*c', ...)`` past it yields NULL),
@@ -127,8 +128,11 @@ def _widest_table(connection: sqlite3.Connection) -> int:
 
 
 def apply_work_limits(connection: sqlite3.Connection) -> None:
-    """Bound what one statement on ``connection`` can build (see module doc).
+    """Bound what one statement of a caller's SQL on ``connection`` can build (module doc).
 
+    Only for connections that run a caller's statement (query, tend): the engine's
+    own reads (catalog, sample rows) keep SQLite's defaults, and reading the schema
+    here would leave -wal/-shm files beside a WAL catalog that is only opened.
     Loads the schema first: SQLite checks the column limit while it parses a table's
     CREATE statement too, so the limit must never be below the widest table. Does
     nothing on Python 3.10, whose sqlite3 has no ``setlimit``.
@@ -147,10 +151,11 @@ def _require_file(db_path: str | os.PathLike[str]) -> None:
 
 
 def open_readonly(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """A read-only connection to ``db_path``: no other files, denied functions, work limits."""
+    """A read-only connection to ``db_path`` that cannot attach other files or call denied functions."""
     _require_file(db_path)
     connection = sqlite3.connect(database_uri(db_path, mode="ro"), uri=True, timeout=BUSY_TIMEOUT_S)
-    apply_work_limits(connection)
+    if hasattr(connection, "setlimit"):  # Python 3.11+
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.set_authorizer(_authorize_read)
     return connection
 
@@ -469,6 +474,7 @@ def run_query(
     statement, injected = prepare_read_statement(sql, limit=limit)
     connection = open_readonly(db_path)
     try:
+        apply_work_limits(connection)
         with statement_deadline(connection, timeout_s) as deadline:
             try:
                 cursor = connection.execute(statement)

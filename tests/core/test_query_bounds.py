@@ -14,6 +14,7 @@ import pytest
 
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
+from monkeyllm_core.sample_map import render_sample_rows
 from monkeyllm_core.sqlquery import MAX_VALUE_BYTES, MIN_COLUMN_LIMIT, run_query
 from monkeyllm_core.tend_sql import run_tend
 
@@ -209,3 +210,14 @@ def test_vine_query_refuses_fts3_tokenizer_in_one_line(vine, forest) -> None:
     assert line.startswith("error E_QUERY_FORBIDDEN: SQL refused: fts3_tokenizer() is not allowed (")
     assert "raw pointers" in line
     assert result.stdout == ""
+
+
+def test_the_engines_own_reads_are_not_capped(notes_db: Path) -> None:
+    # The caps are for a caller's SQL: the Sample rows map of a dataset holding a
+    # 2 MB note is still drawn (its cell shortened by the map, not refused).
+    with sqlite3.connect(notes_db) as connection:
+        connection.execute("INSERT INTO notes VALUES (2, ?)", ("long " * 400_000,))
+    connection.close()
+    section = render_sample_rows(notes_db)
+    assert "### notes — 2 rows" in section
+    assert "short note" in section
