@@ -8,6 +8,27 @@ Guarantees (ingestion.md, worked example; primitives.md, query):
   ATTACH disabled, so neither the statement nor the path can reach another file;
 - no outer LIMIT gets ``LIMIT 200`` appended, and ``limited`` says when it bit;
 - two seconds, enforced by a progress handler on the connection (E_TIMEOUT);
+- bounded memory per value and per result set: the progress handler counts VM
+  instructions, and one ``hex(randomblob(450000000))`` is a single instruction that
+  ran 20 s and took 2.6 GB, so time alone is no bound. SQLite's own limits are set
+  on every connection that runs a caller's statement (``apply_work_limits``,
+  shared with ``tend``; the catalog and sample reads keep the defaults): a string or
+  blob, a stored row and the statement text stop at ``MAX_VALUE_BYTES`` (1 MiB;
+  ``zeroblob``, ``randomblob``, ``hex``, ``replace``, ``group_concat`` and ``||``
+  growth fail with E_QUERY_INVALID, ``printf('%.*c', ...)`` past it yields NULL),
+  and a result set or subquery has at most ``MIN_COLUMN_LIMIT`` columns or as many
+  as the widest table, so ``SELECT b, b, b, ...`` cannot multiply one value by two
+  thousand. Rows are fetched one at a time. A stored value over 1 MiB cannot be
+  read (a blob's ``length()`` still can). On Python 3.10 (no
+  ``Connection.setlimit``) none of these limits apply: values are bounded only by
+  SQLite's compiled-in maximum (usually 1 GB) and the deadline. What stays
+  open: one call of a function that is quadratic in its inputs (``trim(x, y)``
+  with a long ``y``, ``printf('%.*c', n, ...)`` with a huge ``n``) is still one
+  instruction the deadline cannot interrupt; only a separate process could be
+  killed mid-call;
+- functions that reach past the dataset (``fts3_tokenizer``, which takes and
+  returns raw pointers, ``load_extension`` and the file functions an extension may
+  add) are denied by the authorizer with E_QUERY_FORBIDDEN naming the function;
 - the response fits its token budget by dropping whole rows from the tail, and the
   hint then says first that the missing rows matched and exist.
 """
@@ -46,6 +67,18 @@ QUERY_FORBIDDEN_WORDS = frozenset(
     {"ATTACH", "DETACH", "PRAGMA", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "CREATE", "VACUUM", "REINDEX"}
 )
 PROGRESS_STEPS = 1000  # VM instructions between deadline checks: cheap, and well under a millisecond
+# One string or blob, one stored row, one statement's text. An answer holds 2,000
+# tokens (about 8 KB), so no value it shows comes near this; 1 MiB leaves room for
+# intermediate values (a group_concat measured with length()) and keeps one VM
+# instruction over such a value at a few milliseconds, so the deadline still bites.
+MAX_VALUE_BYTES = 1 << 20
+# Result columns per SELECT (raised to the widest table, so SELECT * always works).
+# Columns alone fill the budget long before this; the cap bounds the copies of one
+# large value a statement can ask for (256 x 1 MiB, not 2,000 x 1 MiB).
+MIN_COLUMN_LIMIT = 256
+# Functions no query or tend may call: fts3_tokenizer() hands out and accepts raw C
+# pointers; the rest read or write files or load code when an extension adds them.
+DENIED_FUNCTIONS = frozenset({"fts3_tokenizer", "load_extension", "readfile", "writefile", "edit"})
 BUSY_TIMEOUT_S = 2.0
 MAX_HINT_CHARS = 1500  # a hint naming every column of a 300-table database would cost more than the query
 
@@ -66,10 +99,50 @@ def database_uri(db_path: str | os.PathLike[str], *, mode: str = "ro") -> str:
     return f"file://{quote(posix, safe='/')}?mode={mode}"
 
 
-def _deny_attach(action: int, *_: Any) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+def denied_function(action: int, name: str | None) -> bool:
+    """True when an authorizer callback asks to call one of DENIED_FUNCTIONS."""
+    return action == sqlite3.SQLITE_FUNCTION and (name or "").lower() in DENIED_FUNCTIONS
+
+
+def _authorize_read(action: int, _arg1: str | None, arg2: str | None, *_: Any) -> int:
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) or denied_function(action, arg2):
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
+
+
+def _widest_table(connection: sqlite3.Connection) -> int:
+    """The most columns any table or view has (0 when it cannot tell)."""
+    try:
+        row = connection.execute(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM sqlite_master AS s, pragma_table_info(s.name) "
+            "WHERE s.type IN ('table', 'view') GROUP BY s.name)"
+        ).fetchone()
+        return int(row[0] or 0)
+    except sqlite3.Error:  # one broken view fails the join: ask object by object
+        pass
+    try:
+        tables, views = describe_schema(connection)
+    except sqlite3.Error:  # not a database at all: the statement will say so
+        return 0
+    return max((len(columns) for columns in (*tables.values(), *views.values())), default=0)
+
+
+def apply_work_limits(connection: sqlite3.Connection) -> None:
+    """Bound what one statement of a caller's SQL on ``connection`` can build (module doc).
+
+    Only for connections that run a caller's statement (query, tend): the engine's
+    own reads (catalog, sample rows) keep SQLite's defaults, and reading the schema
+    here would leave -wal/-shm files beside a WAL catalog that is only opened.
+    Loads the schema first: SQLite checks the column limit while it parses a table's
+    CREATE statement too, so the limit must never be below the widest table. Does
+    nothing on Python 3.10, whose sqlite3 has no ``setlimit``.
+    """
+    if not hasattr(connection, "setlimit"):  # Python 3.10
+        return
+    connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, max(MIN_COLUMN_LIMIT, _widest_table(connection)))
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_VALUE_BYTES)
 
 
 def _require_file(db_path: str | os.PathLike[str]) -> None:
@@ -78,12 +151,12 @@ def _require_file(db_path: str | os.PathLike[str]) -> None:
 
 
 def open_readonly(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """A read-only connection to ``db_path`` that cannot attach other files."""
+    """A read-only connection to ``db_path`` that cannot attach other files or call denied functions."""
     _require_file(db_path)
     connection = sqlite3.connect(database_uri(db_path, mode="ro"), uri=True, timeout=BUSY_TIMEOUT_S)
     if hasattr(connection, "setlimit"):  # Python 3.11+
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-    connection.set_authorizer(_deny_attach)
+    connection.set_authorizer(_authorize_read)
     return connection
 
 
@@ -199,6 +272,9 @@ def vine_error_from_sqlite(connection: sqlite3.Connection, sql: str, error: Base
     """Turn a SQLite error into E_QUERY_INVALID with a hint naming real tables or columns."""
     message = str(error)
     connection.set_progress_handler(None, PROGRESS_STEPS)  # the hint's own lookups must not be interrupted
+    bounded = limit_error(message)
+    if bounded is not None:
+        return bounded
     if "not authorized" in message:
         return VineError("E_QUERY_FORBIDDEN", f"SQL refused: {message}", "Attaching other databases and changing the schema are not allowed.")
     try:
@@ -226,6 +302,41 @@ def vine_error_from_sqlite(connection: sqlite3.Connection, sql: str, error: Base
     else:
         hint = tables_hint(tables, views)
     return VineError("E_QUERY_INVALID", f"SQL error: {message}", hint)
+
+
+DENIED_FUNCTION_HINT = "It reaches outside the dataset (raw pointers, files or extensions); use SQL's ordinary functions."
+
+
+def limit_error(message: str) -> VineError | None:
+    """The error for a statement stopped by a denied function or a work limit, else None."""
+    lowered = message.lower()
+    cap = f"{MAX_VALUE_BYTES >> 20} MiB"
+    if lowered.startswith("not authorized to use function:"):
+        name = lowered.split(":", 1)[1].strip()
+        return VineError("E_QUERY_FORBIDDEN", f"SQL refused: {name}() is not allowed", DENIED_FUNCTION_HINT)
+    if lowered.startswith("unsafe use of"):  # SQLite's own refusal of such a function inside a view or trigger
+        return VineError("E_QUERY_FORBIDDEN", f"SQL refused: {message}", DENIED_FUNCTION_HINT)
+    if "string or blob too big" in lowered:
+        return VineError(
+            "E_QUERY_INVALID",
+            f"SQL error: a value would exceed {cap} (string or blob too big)",
+            f"One string, blob or row is capped at {cap}: build smaller values, or measure with "
+            f"length(); a stored text over {cap} cannot be read here.",
+        )
+    if "query string is too large" in lowered or "statement too long" in lowered:
+        return VineError(
+            "E_QUERY_INVALID",
+            f"SQL error: the statement is longer than {cap}",
+            "Send a shorter statement; write many rows over several tend calls.",
+        )
+    if lowered.startswith("too many columns"):
+        return VineError(
+            "E_QUERY_INVALID",
+            f"SQL error: {message}",
+            f"A SELECT returns at most {MIN_COLUMN_LIMIT} columns (or as many as the widest table): "
+            "name fewer columns.",
+        )
+    return None
 
 
 def timeout_error(timeout_s: float) -> VineError:
@@ -363,6 +474,7 @@ def run_query(
     statement, injected = prepare_read_statement(sql, limit=limit)
     connection = open_readonly(db_path)
     try:
+        apply_work_limits(connection)
         with statement_deadline(connection, timeout_s) as deadline:
             try:
                 cursor = connection.execute(statement)
@@ -370,15 +482,16 @@ def run_query(
                 rows: list[list[Any]] = []
                 stored_chars = 0
                 total = 0
-                while batch := cursor.fetchmany(256):
-                    for row in batch:
-                        total += 1
-                        # Past the budget no further row can be shown, so only count it:
-                        # memory stays bounded even under a user's LIMIT 1000000.
-                        if stored_chars <= budget_tokens * 4:
-                            converted = [json_safe(value) for value in row]
-                            stored_chars += len(json.dumps(converted)) + 2
-                            rows.append(converted)
+                # One row at a time: a batch of 256 rows of 1 MiB values would hold
+                # 256 MiB before the budget could drop any of them.
+                for row in cursor:
+                    total += 1
+                    # Past the budget no further row can be shown, so only count it:
+                    # memory stays bounded even under a user's LIMIT 1000000.
+                    if stored_chars <= budget_tokens * 4:
+                        converted = [json_safe(value) for value in row]
+                        stored_chars += len(json.dumps(converted)) + 2
+                        rows.append(converted)
             except (sqlite3.Error, sqlite3.Warning) as error:
                 if deadline.expired:
                     raise timeout_error(timeout_s) from None

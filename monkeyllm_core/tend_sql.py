@@ -5,6 +5,11 @@ own transaction with a two-second limit; any failure rolls back, so the payload 
 byte-for-byte unchanged unless the statement succeeded. Schema changes, pragmas,
 attaching files and transaction control are refused, and an UPDATE or DELETE must
 say which rows it means with a WHERE clause.
+
+The same work limits and denied functions as ``query`` apply (see sqlquery): no
+value, row or statement over 1 MiB, no more result columns than the widest table
+(or 256), no ``fts3_tokenizer`` or ``load_extension``. A ``RETURNING`` clause is
+drained without being held.
 """
 from __future__ import annotations
 
@@ -19,7 +24,9 @@ from .sqlquery import (
     DEFAULT_TIMEOUT_S,
     _require_file,
     _tokens_or_invalid,
+    apply_work_limits,
     database_uri,
+    denied_function,
     statement_deadline,
     timeout_error,
     vine_error_from_sqlite,
@@ -87,15 +94,14 @@ def run_tend(db_path: str | os.PathLike[str], sql: str, *, timeout_s: float = DE
     _require_file(db_path)
     guard = {"active": False}
 
-    def refuse_schema_changes(action: int, *_: Any) -> int:
-        if guard["active"] and action in _DENIED_ACTIONS:
+    def refuse_schema_changes(action: int, _arg1: str | None, arg2: str | None, *_: Any) -> int:
+        if (guard["active"] and action in _DENIED_ACTIONS) or denied_function(action, arg2):
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
     connection = sqlite3.connect(database_uri(db_path, mode="rw"), uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
-        if hasattr(connection, "setlimit"):  # Python 3.11+
-            connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        apply_work_limits(connection)
         connection.set_authorizer(refuse_schema_changes)
         failure: VineError | None = None
         with statement_deadline(connection, timeout_s) as deadline:
@@ -103,7 +109,8 @@ def run_tend(db_path: str | os.PathLike[str], sql: str, *, timeout_s: float = DE
                 connection.execute("BEGIN IMMEDIATE")
                 guard["active"] = True
                 cursor = connection.execute(statement)
-                cursor.fetchall()  # drains a RETURNING clause so rowcount is final
+                for _ in cursor:  # drains a RETURNING clause so rowcount is final, holding no row
+                    pass
                 guard["active"] = False
                 affected = cursor.rowcount
                 connection.execute("COMMIT")

@@ -2,7 +2,9 @@
 
 Not a node and never committed. Holds the adopted sources (root and dest, recorded
 before the first file is processed, so an interrupted adopt is finished by sync),
-command-hook converters, ignore globs and curation settings.
+command-hook converters with their ``command_timeout`` (seconds, default 120) and
+``command_output_limit_mb`` (MiB a tool may print or write, default 64), ignore globs
+and curation settings.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm_core.passport import yaml_dump, yaml_load
+from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 
 CONFIG_PATH = "_meta/gardener.yaml"
 
@@ -49,6 +52,12 @@ class GardenerConfig:
         if not isinstance(conv, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in conv.items()):
             raise ConfigError(f"{CONFIG_PATH}: converters must map an extension to a command template",
                               "e.g. converters: {\".pdf\": '\"/opt/tools/pdf2md\" \"{input}\" \"{output}\"'}")
+        for key, default, unit in (("command_timeout", 120, "seconds"),
+                                   ("command_output_limit_mb", DEFAULT_OUTPUT_LIMIT_MB, "MB")):
+            value = self.data.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigError(f"{CONFIG_PATH}: {key} must be a positive number of {unit}, got {value!r}",
+                                  f"e.g. {key}: {default} (the default)")
         ignore = self.data.get("ignore") or []
         if not isinstance(ignore, list) or not all(isinstance(g, str) for g in ignore):
             raise ConfigError(f"{CONFIG_PATH}: ignore must be a list of globs", "e.g. ignore: ['*.bak', 'drafts/']")
@@ -68,6 +77,11 @@ class GardenerConfig:
     @property
     def command_timeout(self) -> float:
         return float(self.data.get("command_timeout", 120))
+
+    @property
+    def command_output_limit_mb(self) -> float:
+        """What one command hook may print or write, in MiB; past it that file fails."""
+        return self.data.get("command_output_limit_mb", DEFAULT_OUTPUT_LIMIT_MB)
 
     @property
     def ignore(self) -> list[str]:
