@@ -8,7 +8,8 @@ file, nothing else). Each entry is keyed by the file's ``origin`` URI and holds 
 size and mtime when it failed, the report list it went to (``errors`` or
 ``unsupported``) and the line. An entry counts only while the file's size and mtime
 are unchanged AND the converters are the ones that failed on it (``fingerprint``:
-installing a plugin or an extra, or changing a command hook, retries every file).
+installing a plugin or an extra, or changing a command hook or its bounds, retries
+every file).
 """
 from __future__ import annotations
 
@@ -29,13 +30,15 @@ class Failure:
     line: str  # the report line without the "rel: " prefix
 
 
-def converters_fingerprint(converters: Any, command_converters: Any) -> str:
+def converters_fingerprint(converters: Any, spec: Any) -> str:
     """A digest of what could convert a file: every registered converter (name,
-    plugin, priority, availability) and every command hook template."""
+    plugin, priority, availability), every command hook template and the hooks'
+    time and output bounds (``spec``: the host's ``HostSpec``)."""
     described = sorted(
         (c.name, c.plugin, str(c.source), list(c.extensions), c.priority, c.available) for c in converters
     )
-    text = json.dumps([described, sorted(list(map(list, command_converters)))], default=str)
+    hooks = [sorted(list(map(list, spec.command_converters))), spec.command_timeout, spec.command_output_limit_mb]
+    text = json.dumps([described, hooks], default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -52,7 +52,7 @@ import pluggy
 from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.chatter import captured_chatter
-from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateError
+from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB, CommandConverter, CommandTemplateError
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.derive import is_valid_summary
 from monkeyllm_gardener.entrypoints import (
@@ -141,6 +141,7 @@ class HostSpec:
 
     command_converters: tuple[tuple[str, str], ...] = ()
     command_timeout: float = 120.0
+    command_output_limit_mb: float = DEFAULT_OUTPUT_LIMIT_MB
     load_entry_points: bool = True
     builtins: tuple[str, ...] = BUILTIN_PLUGIN_MODULES
     allow_list: str | None = None  # the MONKEYLLM_LOAD_PLUGINS value, None when unset
@@ -272,6 +273,7 @@ class PluginHost:
         *,
         command_converters: Mapping[str, str] | None = None,
         command_timeout: float = 120.0,
+        command_output_limit_mb: float = DEFAULT_OUTPUT_LIMIT_MB,
         load_entry_points: bool = True,
         builtins: Sequence[str] = BUILTIN_PLUGIN_MODULES,
         environ: Mapping[str, str] | None = None,
@@ -281,6 +283,7 @@ class PluginHost:
         self.spec = HostSpec(
             command_converters=tuple((str(ext), str(tpl)) for ext, tpl in (command_converters or {}).items()),
             command_timeout=float(command_timeout),
+            command_output_limit_mb=command_output_limit_mb,
             load_entry_points=bool(load_entry_points),
             builtins=tuple(builtins),
             allow_list=environment.get(ALLOW_LIST_ENV),
@@ -296,7 +299,8 @@ class PluginHost:
         self._converters: list[RegisteredConverter] = []
         self._describers: list[RegisteredDescriber] = []
 
-        self._load_command_hooks(self.spec.command_converters, self.spec.command_timeout)
+        self._load_command_hooks(self.spec.command_converters, self.spec.command_timeout,
+                                 self.spec.command_output_limit_mb)
         if self.spec.load_entry_points:
             self._load_entry_points(_parse_allow_list(self.spec.allow_list))
         self._load_builtins(self.spec.builtins)
@@ -344,11 +348,12 @@ class PluginHost:
             order=next(self._plugin_order),
         )
 
-    def _load_command_hooks(self, command_converters: Sequence[tuple[str, str]], timeout: float) -> None:
+    def _load_command_hooks(self, command_converters: Sequence[tuple[str, str]], timeout: float,
+                            output_limit_mb: float) -> None:
         converters = []
         for extension, template in command_converters:
             try:
-                converters.append((CommandConverter(extension, template, timeout), 0.0))
+                converters.append((CommandConverter(extension, template, timeout, output_limit_mb), 0.0))
             except CommandTemplateError as exc:
                 self._record_error(COMMAND_PLUGIN_NAME, f"converters {extension}", str(exc))
         if converters:
@@ -755,6 +760,7 @@ def host_from_spec(spec: HostSpec) -> PluginHost:
     return PluginHost(
         command_converters=dict(spec.command_converters),
         command_timeout=spec.command_timeout,
+        command_output_limit_mb=spec.command_output_limit_mb,
         load_entry_points=spec.load_entry_points,
         builtins=spec.builtins,
         environ=environ,

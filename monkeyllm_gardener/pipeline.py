@@ -83,13 +83,13 @@ class Gardener:
         self.spec = HostSpec(
             command_converters=tuple(sorted(self.config.converters.items())),
             command_timeout=self.config.command_timeout,
+            command_output_limit_mb=self.config.command_output_limit_mb,
             allow_list=self.environ.get(ALLOW_LIST_ENV),
         )
         self.host = host_from_spec(self.spec)
         self.progress = progress
         self._conventions_checked = False
-        self.failures = FailureMemory(self.forest, converters_fingerprint(self.host.converters,
-                                                                          self.spec.command_converters))
+        self.failures = FailureMemory(self.forest, converters_fingerprint(self.host.converters, self.spec))
 
     # -- verbs ------------------------------------------------------------------
     def adopt(self, source: Path, *, dest: str = "", curator: Any = None, dry_run: bool = False,

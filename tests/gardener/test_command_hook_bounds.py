@@ -269,3 +269,25 @@ def test_a_200_mb_printer_fails_its_file_and_plants_nothing_that_size(vine: Any,
     largest = max(path.stat().st_size for path in forest.rglob("*") if path.is_file() and ".git" not in path.parts)
     assert largest < 1 << 20
     vine.assert_consistent(forest)
+
+
+def test_the_output_limit_setting_reaches_the_hooks_of_an_adopt(vine: Any, cli: Any, forest: Path,
+                                                                 tmp_path: Path) -> None:
+    tool = cli.write(tmp_path / "tools/three_mb.py", textwrap.dedent("""
+        import sys
+        sys.stdout.buffer.write(b"# Report\\n" + b"w" * (3 << 20))
+    """))
+    write_config(forest, {"converters": {".pdf": f'"{sys.executable}" "{tool}" "{{input}}"'},
+                          "command_output_limit_mb": 2})
+    source = tmp_path / "export"
+    cli.write(source / "report.pdf", b"%PDF-1.4 fake")
+    report = vine.adopt(source, forest, expect=1).json()
+    [error] = report["errors"]
+    assert "printed more than 2 MB on report.pdf" in error and SETTING in error
+    # raising the setting retries the file at once, though the file did not change
+    config = yaml.safe_load((forest / "_meta/gardener.yaml").read_text(encoding="utf-8"))
+    write_config(forest, {**config, "command_output_limit_mb": 8})  # adopt recorded its source there
+    result = vine("sync", "--forest", forest, "--json")
+    assert result.returncode == 0, result.describe()
+    report = result.json()
+    assert report["planted"] == ["report"] and report["errors"] == []
