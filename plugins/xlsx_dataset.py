@@ -310,8 +310,13 @@ def _comment_parts(archive: zipfile.ZipFile, member: str, position: int,
     notes: list[CellComment] = []
     for rel in rels.find(COMMENTS_NS):
         if rel.target in names:
-            part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
-            notes += [_comment(position, title, ref, c.author, c.text) for ref, c in part.comments]
+            tree = fromstring(archive.read(rel.target))
+            part = CommentSheet.from_tree(tree)
+            # openpyxl turns an empty <author/> into the text "None": names come from the XML
+            authors = [(el.text or "").strip() for el in tree.iter() if _local(el.tag) == "author"]
+            for (ref, comment), record in zip(part.comments, part.commentList):
+                author = authors[record.authorId] if 0 <= record.authorId < len(authors) else None
+                notes.append(_comment(position, title, ref, author, comment.text))
     threads: list[CellComment] = []
     thread_parts = [rel.target for rel in rels.find(THREADED_COMMENT_REL) if rel.target in names]
     if thread_parts:

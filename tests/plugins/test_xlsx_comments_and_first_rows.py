@@ -304,3 +304,30 @@ def test_chatter_is_one_line_per_message_deduplicated_and_bounded() -> None:
     assert lines[2] == "a.xls: xlrd reported: note 0 second line"
     assert len(lines) == 6 and lines[-1] == "a.xls: xlrd reported 3 more message(s)"
     assert all("\n" not in line for line in lines)
+
+
+def test_a_comment_without_an_author_has_a_null_author(tmp_path: Path) -> None:
+    # Excel writes <author></author> for an anonymous comment; openpyxl reads it as "None"
+    path = save(workbook_with([["id", "name"], [1, "Ana"]]), tmp_path / "anon.xlsx")
+    with zipfile.ZipFile(path) as archive:
+        parts = {name: archive.read(name) for name in archive.namelist()}
+    comments = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+                '<comments xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+                '<authors><author></author></authors><commentList><comment ref="B2" authorId="0">'
+                '<text><t>checked by phone</t></text></comment></commentList></comments>').encode()
+    parts["xl/comments1.xml"] = comments
+    parts["xl/worksheets/_rels/sheet1.xml.rels"] = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" '
+        'Target="../comments1.xml"/></Relationships>').encode()
+    types = parts["[Content_Types].xml"].decode()
+    parts["[Content_Types].xml"] = types.replace("</Types>", (
+        '<Override PartName="/xl/comments1.xml" ContentType='
+        '"application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"/></Types>')).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    conversion = XlsxConverter().convert(path)
+    db = load(conversion, tmp_path)
+    assert db.execute("SELECT cell, author, comment FROM comments").fetchall() == [("B2", None, "checked by phone")]
