@@ -4,15 +4,24 @@ Every write is one transaction: node file, parent index (and the grandparent's
 entry line when a coverage changes), catalog rows and one git commit, or
 nothing at all. On any failure every touched file is restored, a newborn payload
 is deleted and a replaced payload put back.
+
+A write returns on the branch (durable, in git's sense) unless it is made in a
+bulk session (``with vine.bulk():``), where the branch catches up at least once
+a second and at the session's end; gitstore's docstring states the policy. After
+a kill, the next writable open puts back whatever the journal names since the
+last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) a
+kill during a copy leaves.
 """
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from . import branches as br
 from . import gitstore
@@ -38,7 +47,8 @@ from .rules import (
 from .sections import replace_section, section_span
 from .upkeep import BranchUpkeep, checked_branch_body
 
-CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
+# the temporary name ``hashing.copy_file_with_hash`` copies a payload under
+_PAYLOAD_COPY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
 
 
 def is_forest(root: Path) -> bool:
@@ -123,6 +133,7 @@ class Vine:
         self._backup_numbers = itertools.count(1)
         self._journal = Journal(self.root)
         self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
+        self._bulk_seconds: float | None = None  # None: outside a bulk session, every write checkpointed
         self._closed = False
         if writable:
             self._lock = ForestLock(self.root)
@@ -152,13 +163,40 @@ class Vine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextmanager
+    def bulk(self, seconds: float = gitstore.CHECKPOINT_SECONDS) -> Iterator["Vine"]:
+        """A bulk session: writes reach the branch at most ``seconds`` after they are
+        made (checked before and after each write; call ``flush`` before waiting on
+        anything) and all of them when the session ends, also by an exception. Outside
+        one, every write is checkpointed before it returns. Sessions nest."""
+        outer = self._bulk_seconds
+        self._bulk_seconds = seconds if outer is None else min(outer, seconds)
+        try:
+            yield self
+        except BaseException:
+            self._bulk_seconds = outer
+            if outer is None and not self._closed:
+                try:  # what was planted stays planted, whatever stopped the session
+                    self.flush()
+                except Exception:
+                    pass  # close() retries, and puts the files back if it cannot
+            raise
+        self._bulk_seconds = outer
+        if outer is None and not self._closed:
+            self.flush()
+
+    def _checkpoint_if_due(self) -> None:
+        if self._committer is not None and self._committer.checkpoint_due(self._bulk_seconds):
+            self.flush()
+
     def flush(self) -> None:
-        """Make every commit so far visible in git (ref moved, index updated)."""
+        """Make every commit so far visible in git (ref moved, index updated); cheap
+        when there is nothing to make visible."""
         if self._committer is None:
             return
-        self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
-        head = gitstore.head_commit(self.root)
-        self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+        if self._committer.pending:
+            self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
+            self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
@@ -265,6 +303,12 @@ class Vine:
         return db
 
     # -- the transaction ------------------------------------------------------
+    def _begin_write(self) -> None:
+        """Every write starts here: refused when read-only, and in a bulk session the
+        branch first catches up if it is due (a long write must not hold it back)."""
+        self._require_writable()
+        self._checkpoint_if_due()
+
     def _require_writable(self) -> None:
         if not self.writable:
             raise VineError("E_READONLY", "this Vine was opened read-only",
@@ -314,8 +358,6 @@ class Vine:
         self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
         if SCHEMA_PATH in txn.files:  # a graft declared (or dropped) types or rels
             self.dialect = load_dialect(self.root)
-        if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
-            self.flush()
         return sha
 
     def _write_file(self, rel: str, text: str, data: bytes | None = None) -> None:
@@ -367,6 +409,8 @@ class Vine:
         for entry in reversed(pending):  # a payload replaced twice gets its first version back
             self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
+            for payload in _journalled_payloads(entry):
+                _remove_payload_copies(self.root / payload)
         settled = sorted({rel for entry in committed for rel in entry.get("files", [])})
         for entry in committed:  # committed: the replaced payloads' backups are garbage now
             for _, backup in entry.get("replaced_payloads", []):
@@ -390,7 +434,7 @@ class Vine:
     # -- plant ----------------------------------------------------------------------
     def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
         """Create a node (or a branch). See primitives.md for the node dict."""
-        self._require_writable()
+        self._begin_write()
         fields = dict(node)
         body = str(fields.pop("body", "") or "")
         parent = fields.pop("parent", None)
@@ -439,6 +483,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
+        self._checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _birth_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -515,7 +560,7 @@ class Vine:
         the old one only if the commit lands. For a dataset only the generated
         ``## Query manual`` / ``## Sample rows`` sections of the body are rewritten.
         """
-        self._require_writable()
+        self._begin_write()
         current = self.read(node_id)
         old = current.frontmatter
         fm = dict(old)
@@ -547,6 +592,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
+        self._checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _rebuild_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -584,7 +630,7 @@ class Vine:
     def graft(self, node_id: str, patch: Mapping[str, Any], *, message: str | None = None) -> dict[str, Any]:
         """Edit a node: set_frontmatter, add_links, remove_links, append_section,
         replace_section, body. An existing link is fortified, not duplicated."""
-        self._require_writable()
+        self._begin_write()
         current = self.read(node_id)
         old = current.frontmatter
         fm, body, what, fortified = apply_patch(node_id, old, current.body, patch, exists=self.exists)
@@ -598,6 +644,7 @@ class Vine:
         txn = _Txn(self)
         self._put_with_propagation(txn, old, fm, body)
         result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
+        self._checkpoint_if_due()
         return result
 
     # -- tend -------------------------------------------------------------------------------
@@ -605,7 +652,7 @@ class Vine:
         """Write rows into a dataset, then commit the refreshed passport (markdown only)."""
         from .hashing import sha256_file
         from .tend_sql import run_tend
-        self._require_writable()
+        self._begin_write()
         db = self._dataset_db(node_id)
         started = time.perf_counter()
         verb, count = run_tend(db, sql)
@@ -621,6 +668,7 @@ class Vine:
         txn = _Txn(self)
         txn.put_node(fm, body)
         sha = self._apply(txn, f"tend({node_id}): {verb} {count} row(s)")
+        self._checkpoint_if_due()
         return {"id": node_id, "rows_affected": count, "payload_hash": fm["payload_hash"],
                 "commit": sha, "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
 
@@ -663,6 +711,24 @@ class Vine:
             db.rollback()
             raise
         return count
+
+
+def _journalled_payloads(entry: Mapping[str, Any]) -> list[str]:
+    """The payload paths a journal entry claimed (new or replaced)."""
+    return [*entry.get("new_payloads", []), *(p for p, _ in entry.get("replaced_payloads", []))]
+
+
+def _remove_payload_copies(payload: Path) -> None:
+    """Delete the half-made copies of ``payload`` a kill during a copy left beside it.
+    The payload was journalled before its copy began, so recovery knows where to look."""
+    try:
+        siblings = list(payload.parent.glob(f".{payload.name}.*.tmp"))
+    except OSError:
+        return
+    for path in siblings:
+        match = _PAYLOAD_COPY.fullmatch(path.name)
+        if match and match["name"] == payload.name:
+            path.unlink(missing_ok=True)
 
 
 def _prune_empty_dirs(folder: Path, root: Path) -> None:
