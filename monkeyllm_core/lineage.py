@@ -17,6 +17,11 @@ Two rules, applied here so that no fork path can forget them:
 - ``die_with_parent(parent_pid)``: called first thing in a worker, so it is
   killed when the process that forked it dies (Linux ``PR_SET_PDEATHSIG``), and
   exits at once if that process is already gone (it may die before ``prctl``).
+
+So a writable ``Vine`` belongs to the process that opened it: a forked child
+cannot go on writing through it (open the forest again in the child).
+Processes started with ``subprocess`` never see these descriptors anyway: they
+are opened non-inheritable, and exec closes them.
 """
 from __future__ import annotations
 

@@ -185,7 +185,9 @@ class Vine:
         if outer is None and not self._closed:
             self.flush()
 
-    def _checkpoint_if_due(self) -> None:
+    def checkpoint_if_due(self) -> None:
+        """Checkpoint when the policy says so (at once outside a bulk session, once
+        ``seconds`` have passed in one); cheap otherwise."""
         if self._committer is not None and self._committer.checkpoint_due(self._bulk_seconds):
             self.flush()
 
@@ -307,7 +309,7 @@ class Vine:
         """Every write starts here: refused when read-only, and in a bulk session the
         branch first catches up if it is due (a long write must not hold it back)."""
         self._require_writable()
-        self._checkpoint_if_due()
+        self.checkpoint_if_due()
 
     def _require_writable(self) -> None:
         if not self.writable:
@@ -483,7 +485,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
-        self._checkpoint_if_due()
+        self.checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _birth_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -592,7 +594,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
-        self._checkpoint_if_due()
+        self.checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _rebuild_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -644,7 +646,7 @@ class Vine:
         txn = _Txn(self)
         self._put_with_propagation(txn, old, fm, body)
         result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
-        self._checkpoint_if_due()
+        self.checkpoint_if_due()
         return result
 
     # -- tend -------------------------------------------------------------------------------
@@ -668,7 +670,7 @@ class Vine:
         txn = _Txn(self)
         txn.put_node(fm, body)
         sha = self._apply(txn, f"tend({node_id}): {verb} {count} row(s)")
-        self._checkpoint_if_due()
+        self.checkpoint_if_due()
         return {"id": node_id, "rows_affected": count, "payload_hash": fm["payload_hash"],
                 "commit": sha, "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
 

@@ -297,6 +297,9 @@ class Gardener:
         if jobs <= 1 or total <= 1:
             for i, task in enumerate(tasks):
                 self._tick(i, total)
+                # the conversion runs here, in the writer: let the branch catch up first if due
+                # (one conversion longer than a second still holds it back: use --jobs 2+)
+                vine.checkpoint_if_due()
                 yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
                                                 tmp_dir, name_title=task.name_title))
             return

@@ -62,6 +62,7 @@ class Trial:
     mode: str
     kills: int = 0     # signals sent
     landed: int = 0    # ... to a process that was still running
+    kept: int = 0      # nodes on the branch right after the first kill: planted means committed
     problems: list[str] = field(default_factory=list)
 
 
@@ -226,6 +227,14 @@ def row_counts(db: Path) -> dict[str, int]:
         conn.close()
 
 
+def nodes_on_branch(forest: Path, env: dict[str, str]) -> int:
+    """Leaf nodes the branch reaches (what a kill may no longer take away)."""
+    listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=forest, env=env,
+                            capture_output=True, text=True).stdout.split()
+    return sum(1 for rel in listed if rel.endswith(".md") and not rel.endswith("_index.md")
+               and not rel.startswith("_meta/"))
+
+
 def validate_line(forest: Path, env: dict[str, str]) -> str:
     out = vine(["validate", "--forest", str(forest)], env)
     return out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr.strip()
@@ -308,9 +317,10 @@ def run_trial(work: Path, export: Path, reference: dict[str, Any], trial: Trial,
     adopt = start(["adopt", str(export), "--forest", str(forest), "--json", "--jobs", str(jobs)], env)
     kill_after(adopt, rng.uniform(0.05, span * 0.95), group=trial.mode == "group", trial=trial)
     after_kill(forest, token, trial, "adopt")
+    trial.kept = nodes_on_branch(forest, env)
     if trial.mode == "sync":
         recovering = start(finishing_command(forest, export, jobs), env)
-        kill_after(recovering, rng.uniform(0.05, span * 0.8), group=False, trial=trial)
+        kill_after(recovering, rng.uniform(0.05, span * 0.5), group=False, trial=trial)
         after_kill(forest, token, trial, "the recovering sync")
     finished = vine(finishing_command(forest, export, jobs), env)
     if finished.returncode not in (0, 1):
@@ -361,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             run_trial(work, export, reference, trial, rng, args.jobs)
             verdict = "; ".join(trial.problems) if trial.problems else "whole"
             print(f"trial {trial.number} ({trial.mode}): {trial.landed}/{trial.kills} kill(s) landed, "
-                  f"{time.monotonic() - started:.1f} s: {verdict}", flush=True)
+                  f"{trial.kept} node(s) on the branch after the kill, {time.monotonic() - started:.1f} s: "
+                  f"{verdict}", flush=True)
         failures = sum(bool(t.problems) for t in trials)
         print(f"trials: {len(trials)}, kills landed: {sum(t.landed for t in trials)} of "
               f"{sum(t.kills for t in trials)}, failures: {failures}")
