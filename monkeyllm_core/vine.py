@@ -144,6 +144,8 @@ class Vine:
                 self.catalog = Catalog(self.root)
                 if recovered or self._catalog_is_stale():
                     self.reindex()
+                if recovered:
+                    self._journal.truncate(0)  # only now: see _recover
             except BaseException:
                 self._lock.release()
                 raise
@@ -224,6 +226,7 @@ class Vine:
                     try:
                         if self._recover():
                             self.reindex()
+                            self._journal.truncate(0)
                     except Exception:
                         pass  # the journal stays; the next writable open retries
                     raise
@@ -388,7 +391,11 @@ class Vine:
 
         A checkpoint journals the commit it is about to move the ref to; when HEAD is
         that commit, the crash came after the move and the writes journalled before it
-        are committed: their payloads stay, only git's index is brought up to date."""
+        are committed: their payloads stay, only git's index is brought up to date.
+
+        The journal stays until the caller has rebuilt the catalog from the restored
+        files: a kill during that rebuild must find it again, or the catalog would
+        keep the rows of writes that no longer exist (every step here can be redone)."""
         entries = self._journal.entries()
         if not entries:
             return False
@@ -426,7 +433,6 @@ class Vine:
             gitstore.run_git_on_index(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
                                       input="".join(f"{rel}\0" for rel in paths).encode())
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
-        self._journal.truncate(0)
         return True
 
     def _catalog_is_stale(self) -> bool:

@@ -194,3 +194,41 @@ def test_a_keep_left_by_a_killed_writer_is_swept_and_a_persons_keep_stays(forest
         vine.plant(make_note("after"))
     assert sorted(p.name for p in pack_dir.glob("*.keep")) == ["pack-4567.keep"]
     forest.assert_clean()
+
+
+KILLED_IN_THE_REINDEX = """
+    import os, sys
+    from monkeyllm_core import Vine
+    armed = []
+
+    def kill_in_the_reindex(event, args):
+        # the catalog opens once the files are restored; its rebuild then walks the forest
+        if event == "sqlite3.connect":
+            armed.append(True)
+        elif event == "os.scandir" and armed:
+            os._exit(9)  # as a kill -9 would, in the middle of the recovery's reindex
+
+    sys.addaudithook(kill_in_the_reindex)
+    Vine(sys.argv[1])
+"""
+
+
+def test_a_kill_during_the_recovery_reindex_is_finished_by_the_next_open(forest, tmp_path):
+    """Found by the kill harness: a recovering sync killed while it rebuilt the catalog
+    left a catalog row for a node whose file the recovery had removed, for good."""
+    planter = start_writer(tmp_path, """
+        import os, sys
+        from monkeyllm_core import Vine
+        vine = Vine(sys.argv[1])
+        with vine.bulk(seconds=3600):
+            vine.plant({"id": "ghost", "type": "note", "title": "Ghost", "summary": "Never checkpointed."})
+            os._exit(9)
+    """, str(forest.root))
+    assert planter.wait(timeout=60) == 9
+    recovering = start_writer(tmp_path, KILLED_IN_THE_REINDEX, str(forest.root))
+    assert recovering.wait(timeout=60) == 9, recovering.stderr.read() if recovering.stderr else ""
+    assert not (forest.root / "ghost.md").exists()  # the files were put back before the kill
+    with forest.open() as vine:
+        assert vine.catalog.get("ghost") is None
+        assert not [hit for hit in vine.search("Ghost") if hit["id"] == "ghost"]
+    forest.assert_clean()
