@@ -5,11 +5,25 @@ every object from scratch. Here the caller names a ``delta_key`` (say, the path 
 file) and the previous version added under that key is the delta base, so a commit
 that adds one line to a 1 MB index costs one small delta.
 
-The pack is built in ``pack_dir/tmp_vine_<pid>_<random>.pack`` and becomes visible to
+The pack is built in ``pack_dir/vine_tmp_<pid>_<random>.pack`` and becomes visible to
 git only at ``finalize``: the pack is renamed to ``pack-<sha>.pack`` first and its
 ``.idx`` last, since git ignores a pack without an index. A failed write (disk full,
 file size limit) truncates the file back to where the entry began, so the objects
 added before it stay valid and the writer stays usable.
+
+Durability, and a user's ``git gc`` in the middle of a session:
+
+- ``finalize`` fsyncs the pack and the index, and the folder after the renames,
+  so once the caller moves a ref to these objects a power loss cannot leave the
+  ref pointing at objects that never reached the disk.
+- The temporary name does not start with ``tmp_``: ``git prune`` (run by ``git gc
+  --prune=now``) deletes every ``tmp_*`` file in the pack folder, which would be
+  the open pack of a live writer.
+- ``finalize(keep=True)`` writes ``pack-<sha>.keep`` before the pack becomes
+  visible: its objects are not reachable from any ref until the caller moves the
+  ref, and ``git gc``/``repack`` leave a kept pack alone. The caller removes it
+  with ``release_keep`` once the ref points at them; ``remove_stale_keeps`` sweeps
+  the ones a killed writer left (only vine's own, recognised by their content).
 """
 from __future__ import annotations
 
@@ -23,7 +37,9 @@ from pathlib import Path
 
 from .gitdelta import make_delta
 
-TEMP_PREFIX = "tmp_vine_"
+TEMP_PREFIX = "vine_tmp_"
+LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept
+KEEP_MARK = b"vine: commits not yet on the branch\n"  # the content of vine's own .keep files
 MAX_DELTA_DEPTH = 50             # git's own default (pack.depth) for reading speed
 MIN_DELTA_BASE = 4096            # smaller objects are not worth keeping in memory as bases
 _FAST_ZLIB_ABOVE = 64 * 1024     # level 1 above this keeps the periodic full copy of big files cheap
@@ -51,7 +67,7 @@ class _DeltaBase:
 
 class PackWriter:
     def __init__(self, pack_dir: Path) -> None:
-        """Opens a new temporary pack file `pack_dir/tmp_vine_<pid>_<random>.pack` (raises OSError if it cannot)
+        """Opens a new temporary pack file `pack_dir/vine_tmp_<pid>_<random>.pack` (raises OSError if it cannot)
         and writes the 12-byte header with a placeholder object count."""
         self._pack_dir = Path(pack_dir)
         self._stem = f"{TEMP_PREFIX}{os.getpid()}_{secrets.token_hex(8)}"
@@ -121,12 +137,15 @@ class PackWriter:
         self._remember_base(delta_key, kind, data, start, depth)
         return sha.hex()
 
-    def finalize(self) -> str | None:
+    def finalize(self, *, keep: bool = False) -> str | None:
         """Make the pack visible to git; return its sha hex, or None (temp file deleted) when empty.
 
-        Writes the object count and trailer, the v2 .idx, chmods both 0o444 and renames
-        them to pack-<sha>.pack then pack-<sha>.idx. On OSError the temporary files stay
-        for abort() to delete; the writer cannot be used afterwards either way.
+        Writes the object count and trailer, the v2 .idx, fsyncs both, chmods them 0o444,
+        renames them to pack-<sha>.pack then pack-<sha>.idx and fsyncs the folder. With
+        ``keep``, pack-<sha>.keep is written first, so no ``git gc`` drops the objects
+        before a ref points at them (``release_keep`` removes it). On OSError the
+        temporary files stay for abort() to delete; the writer cannot be used afterwards
+        either way.
         """
         self._check_open()
         if not self._entries:
@@ -138,17 +157,23 @@ class PackWriter:
         pack_sha = self._hash_file()
         self._file.seek(self._end)
         _write_all(self._file, pack_sha)
+        os.fsync(self._file.fileno())
         self._file.close()
 
         index = build_pack_index(list(self._entries.values()), pack_sha)
         temp_index = self._pack_dir / f"{self._stem}.idx"
         with open(temp_index, "xb") as handle:
             handle.write(index)
+            handle.flush()
+            os.fsync(handle.fileno())
         name = f"pack-{pack_sha.hex()}"
+        if keep:
+            (self._pack_dir / f"{name}.keep").write_bytes(KEEP_MARK)
         os.chmod(self._temp_path, 0o444)
         os.chmod(temp_index, 0o444)
         os.replace(self._temp_path, self._pack_dir / f"{name}.pack")
         os.replace(temp_index, self._pack_dir / f"{name}.idx")
+        _fsync_folder(self._pack_dir)
         self._bases.clear()
         return pack_sha.hex()
 
@@ -200,13 +225,49 @@ class PackWriter:
         return hasher.digest()
 
 
-def remove_stale_temp_packs(pack_dir: Path) -> int:
-    """Delete tmp_vine_*.pack (and their half-written tmp_vine_*.idx) files left by a killed
-    writer (the caller holds the forest's lock); return how many files were deleted.
-    A file whose writer process is alive is kept: the worktrees of one repository share
-    its pack dir, and each is a forest with a lock of its own."""
+def release_keep(pack_dir: Path, pack_sha: str) -> None:
+    """A ref now reaches the pack's objects: git may repack them like any other."""
+    (Path(pack_dir) / f"pack-{pack_sha}.keep").unlink(missing_ok=True)
+
+
+def remove_stale_keeps(pack_dir: Path) -> int:
+    """Delete the .keep files a killed writer left (only vine's own, by their content;
+    a person's .keep stays); return how many. The caller holds the forest's lock."""
     removed = 0
-    for pattern in (f"{TEMP_PREFIX}*.pack", f"{TEMP_PREFIX}*.idx"):
+    for path in Path(pack_dir).glob("pack-*.keep"):
+        try:
+            if path.read_bytes() != KEEP_MARK:
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed += 1
+    return removed
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the renames in ``folder`` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a folder; the renames are then as safe as they get
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temp_packs(pack_dir: Path) -> int:
+    """Delete vine_tmp_*.pack (and their half-written vine_tmp_*.idx) files left by a killed
+    writer (the caller holds the forest's lock), and those of earlier versions
+    (tmp_vine_*); return how many files were deleted. A file whose writer process is
+    alive is kept: the worktrees of one repository share its pack dir, and each is a
+    forest with a lock of its own."""
+    removed = 0
+    patterns = [f"{prefix}*{ext}" for prefix in (TEMP_PREFIX, LEGACY_TEMP_PREFIX) for ext in (".pack", ".idx")]
+    for pattern in patterns:
         for path in Path(pack_dir).glob(pattern):
             if _writer_alive(path.name):
                 continue
@@ -219,8 +280,10 @@ def remove_stale_temp_packs(pack_dir: Path) -> int:
 
 
 def _writer_alive(name: str) -> bool:
-    """Whether the process named in ``tmp_vine_<pid>_<random>`` is running."""
+    """Whether the process named in ``vine_tmp_<pid>_<random>`` (or the legacy
+    ``tmp_vine_<pid>_<random>``, the same length) is running."""
     from .writer_probe import process_alive
+    assert len(TEMP_PREFIX) == len(LEGACY_TEMP_PREFIX)
     pid = name[len(TEMP_PREFIX):].split("_", 1)[0]
     return pid.isdigit() and process_alive(int(pid))
 

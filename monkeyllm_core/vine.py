@@ -4,15 +4,24 @@ Every write is one transaction: node file, parent index (and the grandparent's
 entry line when a coverage changes), catalog rows and one git commit, or
 nothing at all. On any failure every touched file is restored, a newborn payload
 is deleted and a replaced payload put back.
+
+A write returns on the branch (durable, in git's sense) unless it is made in a
+bulk session (``with vine.bulk():``), where the branch catches up at least once
+a second and at the session's end; gitstore's docstring states the policy. After
+a kill, the next writable open puts back whatever the journal names since the
+last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) a
+kill during a copy leaves.
 """
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from . import branches as br
 from . import gitrepo, gitstore
@@ -39,7 +48,8 @@ from .rules import (
 from .sections import replace_section, section_span
 from .upkeep import BranchUpkeep, checked_branch_body
 
-CHECKPOINT_EVERY = 1000  # commits between ref updates; bounds the work a crash rolls back
+# the temporary name ``hashing.copy_file_with_hash`` copies a payload under
+_PAYLOAD_COPY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
 
 
 def is_forest(root: Path) -> bool:
@@ -126,6 +136,7 @@ class Vine:
         self._repo = gitrepo.writable_repo(self.root) if writable else None
         self._journal = Journal(self.root, self._repo.git_dir if self._repo else None)
         self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
+        self._bulk_seconds: float | None = None  # None: outside a bulk session, every write checkpointed
         self._closed = False
         if writable:
             self._lock = ForestLock(self.root)
@@ -136,6 +147,8 @@ class Vine:
                 self.catalog = Catalog(self.root)
                 if recovered or self._catalog_is_stale():
                     self.reindex()
+                if recovered:
+                    self._journal.truncate(0)  # only now: see _recover
             except BaseException:
                 self._lock.release()
                 raise
@@ -155,13 +168,42 @@ class Vine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextmanager
+    def bulk(self, seconds: float = gitstore.CHECKPOINT_SECONDS) -> Iterator["Vine"]:
+        """A bulk session: writes reach the branch at most ``seconds`` after they are
+        made (checked before and after each write; call ``flush`` before waiting on
+        anything) and all of them when the session ends, also by an exception. Outside
+        one, every write is checkpointed before it returns. Sessions nest."""
+        outer = self._bulk_seconds
+        self._bulk_seconds = seconds if outer is None else min(outer, seconds)
+        try:
+            yield self
+        except BaseException:
+            self._bulk_seconds = outer
+            if outer is None and not self._closed:
+                try:  # what was planted stays planted, whatever stopped the session
+                    self.flush()
+                except Exception:
+                    pass  # close() retries, and puts the files back if it cannot
+            raise
+        self._bulk_seconds = outer
+        if outer is None and not self._closed:
+            self.flush()
+
+    def checkpoint_if_due(self) -> None:
+        """Checkpoint when the policy says so (at once outside a bulk session, once
+        ``seconds`` have passed in one); cheap otherwise."""
+        if self._committer is not None and self._committer.checkpoint_due(self._bulk_seconds):
+            self.flush()
+
     def flush(self) -> None:
-        """Make every commit so far visible in git (ref moved, index updated)."""
+        """Make every commit so far visible in git (ref moved, index updated); cheap
+        when there is nothing to make visible."""
         if self._committer is None:
             return
-        self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
-        head = gitstore.head_commit(self.root)
-        self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+        if self._committer.pending:
+            self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
+            self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
@@ -187,6 +229,7 @@ class Vine:
                     try:
                         if self._recover():
                             self.reindex()
+                            self._journal.truncate(0)
                     except Exception:
                         pass  # the journal stays; the next writable open retries
                     raise
@@ -268,6 +311,12 @@ class Vine:
         return db
 
     # -- the transaction ------------------------------------------------------
+    def _begin_write(self) -> None:
+        """Every write starts here: refused when read-only, and in a bulk session the
+        branch first catches up if it is due (a long write must not hold it back)."""
+        self._require_writable()
+        self.checkpoint_if_due()
+
     def _require_writable(self) -> None:
         if not self.writable:
             raise VineError("E_READONLY", "this Vine was opened read-only",
@@ -317,8 +366,6 @@ class Vine:
         self._backups_to_drop += [backup for _, backup in txn.replaced_payloads]
         if SCHEMA_PATH in txn.files:  # a graft declared (or dropped) types or rels
             self.dialect = load_dialect(self.root)
-        if self._committer.commits_since_checkpoint >= CHECKPOINT_EVERY:
-            self.flush()
         return sha
 
     def _write_file(self, rel: str, text: str, data: bytes | None = None) -> None:
@@ -347,7 +394,11 @@ class Vine:
 
         A checkpoint journals the commit it is about to move the ref to; when HEAD is
         that commit, the crash came after the move and the writes journalled before it
-        are committed: their payloads stay, only git's index is brought up to date."""
+        are committed: their payloads stay, only git's index is brought up to date.
+
+        The journal stays until the caller has rebuilt the catalog from the restored
+        files: a kill during that rebuild must find it again, or the catalog would
+        keep the rows of writes that no longer exist (every step here can be redone)."""
         entries = self._journal.entries()
         if not entries:
             return False
@@ -370,6 +421,8 @@ class Vine:
         for entry in reversed(pending):  # a payload replaced twice gets its first version back
             self._undo_payloads([self.root / p for p in entry.get("new_payloads", [])],
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
+            for payload in _journalled_payloads(entry):
+                _remove_payload_copies(self.root / payload)
         settled = sorted({rel for entry in committed for rel in entry.get("files", [])})
         for entry in committed:  # committed: the replaced payloads' backups are garbage now
             for _, backup in entry.get("replaced_payloads", []):
@@ -383,7 +436,6 @@ class Vine:
             gitstore.run_git_on_index(self.root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
                                       input="".join(f"{rel}\0" for rel in paths).encode())
         gitstore.run_git(self.root, "update-index", "-q", "--refresh", check=False)
-        self._journal.truncate(0)
         return True
 
     def _catalog_is_stale(self) -> bool:
@@ -393,7 +445,7 @@ class Vine:
     # -- plant ----------------------------------------------------------------------
     def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
         """Create a node (or a branch). See primitives.md for the node dict."""
-        self._require_writable()
+        self._begin_write()
         fields = dict(node)
         body = str(fields.pop("body", "") or "")
         parent = fields.pop("parent", None)
@@ -442,6 +494,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
+        self.checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _birth_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -524,7 +577,7 @@ class Vine:
         the old one only if the commit lands. For a dataset only the generated
         ``## Query manual`` / ``## Sample rows`` sections of the body are rewritten.
         """
-        self._require_writable()
+        self._begin_write()
         current = self.read(node_id)
         old = current.frontmatter
         fm = dict(old)
@@ -556,6 +609,7 @@ class Vine:
         except BaseException:
             txn.abandon()
             raise
+        self.checkpoint_if_due()
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     def _rebuild_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
@@ -593,7 +647,7 @@ class Vine:
     def graft(self, node_id: str, patch: Mapping[str, Any], *, message: str | None = None) -> dict[str, Any]:
         """Edit a node: set_frontmatter, add_links, remove_links, append_section,
         replace_section, body. An existing link is fortified, not duplicated."""
-        self._require_writable()
+        self._begin_write()
         current = self.read(node_id)
         old = current.frontmatter
         fm, body, what, fortified = apply_patch(node_id, old, current.body, patch, exists=self.exists)
@@ -607,6 +661,7 @@ class Vine:
         txn = _Txn(self)
         self._put_with_propagation(txn, old, fm, body)
         result["commit"] = self._apply(txn, message or f"graft({node_id}): {', '.join(what)}")
+        self.checkpoint_if_due()
         return result
 
     # -- tend -------------------------------------------------------------------------------
@@ -614,7 +669,7 @@ class Vine:
         """Write rows into a dataset, then commit the refreshed passport (markdown only)."""
         from .hashing import sha256_file
         from .tend_sql import run_tend
-        self._require_writable()
+        self._begin_write()
         db = self._dataset_db(node_id)
         started = time.perf_counter()
         verb, count = run_tend(db, sql)
@@ -630,6 +685,7 @@ class Vine:
         txn = _Txn(self)
         txn.put_node(fm, body)
         sha = self._apply(txn, f"tend({node_id}): {verb} {count} row(s)")
+        self.checkpoint_if_due()
         return {"id": node_id, "rows_affected": count, "payload_hash": fm["payload_hash"],
                 "commit": sha, "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
 
@@ -672,6 +728,24 @@ class Vine:
             db.rollback()
             raise
         return count
+
+
+def _journalled_payloads(entry: Mapping[str, Any]) -> list[str]:
+    """The payload paths a journal entry claimed (new or replaced)."""
+    return [*entry.get("new_payloads", []), *(p for p, _ in entry.get("replaced_payloads", []))]
+
+
+def _remove_payload_copies(payload: Path) -> None:
+    """Delete the half-made copies of ``payload`` a kill during a copy left beside it.
+    The payload was journalled before its copy began, so recovery knows where to look."""
+    try:
+        siblings = list(payload.parent.glob(f".{payload.name}.*.tmp"))
+    except OSError:
+        return
+    for path in siblings:
+        match = _PAYLOAD_COPY.fullmatch(path.name)
+        if match and match["name"] == payload.name:
+            path.unlink(missing_ok=True)
 
 
 def _prune_empty_dirs(folder: Path, root: Path) -> None:

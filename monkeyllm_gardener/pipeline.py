@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin before 3.11
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -37,7 +38,7 @@ from .nodes import (
 )
 from .report import Report
 from .walk import SourceFile, walk_source
-from .worker import Prepared, prepare_file
+from .worker import Prepared, init_worker, prepare_file
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
@@ -237,15 +238,16 @@ class Gardener:
             return
         batch: list[_Ready] = []
         try:
-            for ready in self._prepared(tasks, jobs):
-                if not self._classify(vine, ready, source, report):
-                    continue
-                batch.append(ready)
-                if curator is None or len(batch) >= CURATE_BATCH:
+            with vine.bulk():  # planted nodes reach the branch within a second (gitstore)
+                for ready in self._prepared(vine, tasks, jobs):
+                    if not self._classify(vine, ready, source, report):
+                        continue
+                    batch.append(ready)
+                    if curator is None or len(batch) >= CURATE_BATCH:
+                        self._plant_batch(vine, batch, report, curator, branches)
+                        batch = []
+                if batch:
                     self._plant_batch(vine, batch, report, curator, branches)
-                    batch = []
-            if batch:
-                self._plant_batch(vine, batch, report, curator, branches)
         finally:
             self.failures.save()
 
@@ -282,8 +284,12 @@ class Gardener:
             vine.plant(fields)
             report.branches.append(branch_id)
 
-    def _prepared(self, tasks: list[_Task], jobs: int | None) -> Iterator[_Ready]:
-        """Worker results in walk order, with a bounded number in flight."""
+    def _prepared(self, vine: Vine, tasks: list[_Task], jobs: int | None) -> Iterator[_Ready]:
+        """Worker results in walk order, with a bounded number in flight.
+
+        Workers die with this process (``init_worker``). Before waiting for a result
+        that is not ready, the writer checkpoints: what it planted meanwhile reaches
+        the branch instead of waiting on a conversion."""
         jobs = jobs or os.cpu_count() or 1
         total = len(tasks)
         tmp_dir = str(self.forest / TMP_DIR)
@@ -293,13 +299,17 @@ class Gardener:
         if jobs <= 1 or total <= 1:
             for i, task in enumerate(tasks):
                 self._tick(i, total)
+                # the conversion runs here, in the writer: let the branch catch up first if due
+                # (one conversion longer than a second still holds it back: use --jobs 2+)
+                vine.checkpoint_if_due()
                 yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
                                                 tmp_dir, name_title=task.name_title))
             return
         import multiprocessing
         ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         window = jobs * 4
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker,
+                                 initargs=(os.getpid(),)) as pool:
             futures: list[Future[Prepared]] = []
             nxt = 0
             for i, task in enumerate(tasks):
@@ -309,6 +319,8 @@ class Gardener:
                                                tmp_dir, name_title=t.name_title))
                     nxt += 1
                 self._tick(i, total)
+                if not futures[i].done() and not _ready_soon(futures[i]):
+                    vine.flush()
                 try:
                     prepared = futures[i].result()
                 except Exception as exc:  # a worker that died: that file fails, the batch goes on
@@ -529,6 +541,21 @@ class Gardener:
 
 
 # -- helpers -----------------------------------------------------------------------------
+WAIT_BEFORE_CHECKPOINT = 0.02  # a result this close costs less to wait for than a checkpoint
+
+
+def _ready_soon(future: Future[Prepared]) -> bool:
+    """True when ``future`` is done within a moment: a short wait is not worth a
+    checkpoint, a real one (a big conversion) is."""
+    try:
+        future.exception(timeout=WAIT_BEFORE_CHECKPOINT)
+    except FutureTimeout:
+        return False
+    except BaseException:  # cancelled, or the pool broke: result() reports it
+        return True
+    return True
+
+
 def _shares_its_name(node_id: str, rel: str) -> bool:
     """True when the id was told apart from another file's by the extension
     (``test.jpg`` -> ``test-jpg``, see ``slugs``): its title then names the file."""

@@ -3,6 +3,10 @@
 ``prepare_file`` is pure (no forest access beyond a temporary folder for a new
 dataset file or a SQLite source's snapshot), picklable in and out, so it runs in
 a ``ProcessPoolExecutor`` worker; the main process then plants in walk order.
+
+A worker starts with ``init_worker``: it dies with the writer that forked it, so a
+``kill -9`` of ``vine`` alone leaves no converter running (and a forked worker
+never holds the forest's lock or the writer's git pipes: ``lineage``).
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from monkeyllm_core import lineage
 from monkeyllm_core.hashing import sha256_file
 
 from .host import ConvertResult, HostSpec, host_from_spec
@@ -31,6 +36,11 @@ class Prepared:
     dataset_db: str | None = None
     row_counts: Mapping[str, int] | None = None
     derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
+
+
+def init_worker(writer_pid: int) -> None:
+    """The pool's initializer: be killed when the writer (``writer_pid``) dies."""
+    lineage.die_with_parent(writer_pid)
 
 
 def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,

@@ -1,15 +1,19 @@
 """Kill a writer at random moments, again and again, and check the forest each time.
 
 Each round starts a child process that plants notes and datasets and grafts
-summaries into one forest in a loop (checkpointing every 7 writes), SIGKILLs it
-after a random 0.4-1.6 s, then opens the forest for writing (which runs the crash
-recovery), plants one note and checks:
+summaries into one forest in a loop, in a bulk session (so most writes wait for a
+checkpoint: every 7 writes by hand, and the timed one), SIGKILLs it after a random
+0.4-1.6 s, then opens the forest for writing (which runs the crash recovery),
+plants one note and checks:
 
 - `git status --porcelain` is empty,
 - `git fsck --full --strict` finds nothing (vine writes its own git packs),
 - `vine validate` reports no errors (payloads present and matching their hashes,
   indexes and coverage true),
-- no temporary pack is left behind.
+- no temporary pack, no vine `.keep` and no half-copied payload is left behind.
+
+For kills of the real `vine adopt` / `vine sync` (main process alone, process
+group, the recovering sync) see `scripts/kill_harness.py`.
 
     python scripts/stress_kill.py [--rounds 30] [--seed 1]
 
@@ -30,23 +34,25 @@ import time
 from pathlib import Path
 
 from monkeyllm_core import Vine, init_forest
+from monkeyllm_core.packfile import KEEP_MARK, LEGACY_TEMP_PREFIX, TEMP_PREFIX
 from monkeyllm_core.validate import validate_forest
 
 CHILD = '''
 import itertools, sys
 from monkeyllm_core import Vine
 vine = Vine(sys.argv[1])
-for i in itertools.count(int(sys.argv[2])):
-    if i % 9 == 4:
-        vine.plant({"id": f"log/t{i}", "type": "dataset", "title": f"T{i}", "summary": f"Table {i}.",
-                    "schema": {"t": {"columns": {"n": "INTEGER"}}}, "rows": {"t": ([k] for k in range(3000))}})
-    elif i % 13 == 5 and vine.exists(f"log/n{i - 1}"):
-        vine.graft(f"log/n{i - 1}", {"set_frontmatter": {"summary": f"Changed summary {i}."}})
-    else:
-        vine.plant({"id": f"log/n{i}", "type": "note", "title": f"N{i}", "summary": f"Note {i}.",
-                    "body": "A line of the note.\\n" * 20})
-    if i % 7 == 0:
-        vine.flush()
+with vine.bulk():
+    for i in itertools.count(int(sys.argv[2])):
+        if i % 9 == 4:
+            vine.plant({"id": f"log/t{i}", "type": "dataset", "title": f"T{i}", "summary": f"Table {i}.",
+                        "schema": {"t": {"columns": {"n": "INTEGER"}}}, "rows": {"t": ([k] for k in range(3000))}})
+        elif i % 13 == 5 and vine.exists(f"log/n{i - 1}"):
+            vine.graft(f"log/n{i - 1}", {"set_frontmatter": {"summary": f"Changed summary {i}."}})
+        else:
+            vine.plant({"id": f"log/n{i}", "type": "note", "title": f"N{i}", "summary": f"Note {i}.",
+                        "body": "A line of the note.\\n" * 20})
+        if i % 7 == 0:
+            vine.flush()
 '''
 
 
@@ -65,9 +71,12 @@ def check(root: Path) -> list[str]:
     with Vine(root, writable=False) as reader:
         errors = [f.line() for f in validate_forest(reader) if f.level == "error"]
     problems += [f"validate: {line}" for line in errors[:5]]
-    leftovers = list((root / ".git" / "objects" / "pack").glob("tmp_*"))
+    pack_dir = root / ".git" / "objects" / "pack"
+    leftovers = [*pack_dir.glob(f"{TEMP_PREFIX}*"), *pack_dir.glob(f"{LEGACY_TEMP_PREFIX}*"),
+                 *(keep for keep in pack_dir.glob("*.keep") if keep.read_bytes() == KEEP_MARK),
+                 *(p for p in root.rglob(".*.tmp") if ".git" not in p.parts)]
     if leftovers:
-        problems.append(f"temporary packs left: {leftovers}")
+        problems.append(f"left behind: {leftovers}")
     return problems
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from monkeyllm_core import Vine, parse_node
 from monkeyllm_core.gitstore import GitError
+from monkeyllm_core.packfile import TEMP_PREFIX
 
 
 def state(forest):
@@ -110,7 +111,7 @@ def file_size_limit(limit: int):
 
 def open_pack_size(forest) -> int:
     """Bytes in the writer's unfinished pack (commits not yet checkpointed)."""
-    (pack,) = (forest.root / ".git" / "objects" / "pack").glob("tmp_vine_*.pack")
+    (pack,) = (forest.root / ".git" / "objects" / "pack").glob(f"{TEMP_PREFIX}*.pack")
     return pack.stat().st_size
 
 
@@ -157,11 +158,12 @@ def test_a_vine_keeps_writing_after_a_git_failure(forest, make_note):
 
 def test_a_pack_that_cannot_grow_keeps_the_commits_before_the_failed_one(forest, make_note):
     vine = forest.open()
-    vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
-    with file_size_limit(open_pack_size(forest) + 4096):
-        with pytest.raises(GitError, match="could not store"):
-            vine.plant(big_note("second", 256))
-    vine.plant(make_note("third"))
+    with vine.bulk(seconds=3600):  # no checkpoint until the session ends
+        vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
+        with file_size_limit(open_pack_size(forest) + 4096):
+            with pytest.raises(GitError, match="could not store"):
+                vine.plant(big_note("second", 256))
+        vine.plant(make_note("third"))
     vine.close()
     assert forest.subjects()[:2] == ["plant(third): third [source=agent]", "plant(scan): scan [source=agent]"]
     assert not (forest.root / "second.md").exists()
@@ -170,10 +172,11 @@ def test_a_pack_that_cannot_grow_keeps_the_commits_before_the_failed_one(forest,
 
 def test_a_git_failure_does_not_lose_earlier_unflushed_commits(forest, make_note):
     vine = forest.open()
-    vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
-    with file_size_limit(open_pack_size(forest) - 1):  # not even the pack's trailer fits
-        with pytest.raises(GitError):
-            vine.plant(make_note("second"))
+    with vine.bulk(seconds=3600):  # no checkpoint until the session ends
+        vine.plant(big_note("scan", 1024))  # committed, not yet checkpointed
+        with file_size_limit(open_pack_size(forest) - 1):  # not even the pack's trailer fits
+            with pytest.raises(GitError):
+                vine.plant(make_note("second"))
     vine.close()
     with forest.open() as again:
         again.plant(make_note("third"))
@@ -214,19 +217,20 @@ CHILD = textwrap.dedent("""
     from monkeyllm_core import Vine
     vine = Vine(sys.argv[1])
     vine.plant({"id": "log/_index", "title": "Log", "summary": "Facts planted in a loop."})
-    i = 0
-    while True:
-        if i % 4 == 3:
-            vine.plant({"id": f"log/table-{i}", "type": "dataset", "title": f"T{i}", "summary": f"Table {i}.",
-                        "schema": {"t": {"columns": {"n": "INTEGER"}}},
-                        "rows": {"t": ([k] for k in range(300_000 if i == 7 else 2000))}})
-        else:
-            vine.plant({"id": f"log/fact-{i}", "type": "note", "title": f"Fact {i}",
-                        "summary": f"Fact number {i}.", "body": f"# Fact {i}\\n\\nText.\\n"})
-        if i == 9:
-            vine.flush()
-        print(i, flush=True)
-        i += 1
+    with vine.bulk(seconds=3600):  # a bulk session with no timed checkpoint: only the flush below
+        i = 0
+        while True:
+            if i % 4 == 3:
+                vine.plant({"id": f"log/table-{i}", "type": "dataset", "title": f"T{i}", "summary": f"Table {i}.",
+                            "schema": {"t": {"columns": {"n": "INTEGER"}}},
+                            "rows": {"t": ([k] for k in range(300_000 if i == 7 else 2000))}})
+            else:
+                vine.plant({"id": f"log/fact-{i}", "type": "note", "title": f"Fact {i}",
+                            "summary": f"Fact number {i}.", "body": f"# Fact {i}\\n\\nText.\\n"})
+            if i == 9:
+                vine.flush()
+            print(i, flush=True)
+            i += 1
 """)
 
 
@@ -309,12 +313,13 @@ def test_a_crash_after_the_ref_moved_but_before_the_index_was_updated_is_mended(
 
 def test_a_commit_made_by_hand_during_a_session_is_kept_and_the_session_says_it_was_undone(forest, make_note):
     vine = forest.open()
-    vine.plant(make_note("mine"))  # not yet checkpointed
-    (forest.root / "NOTES.txt").write_text("a person's file\n")
-    forest.git("add", "NOTES.txt")
-    forest.git("-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-q", "-m", "by hand")
-    with pytest.raises(GitError, match="moved while vine was writing"):
-        vine.close()
+    with vine.bulk(seconds=3600):  # no checkpoint until the session ends
+        vine.plant(make_note("mine"))  # not yet checkpointed
+        (forest.root / "NOTES.txt").write_text("a person's file\n")
+        forest.git("add", "NOTES.txt")
+        forest.git("-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-q", "-m", "by hand")
+        with pytest.raises(GitError, match="moved while vine was writing"):
+            vine.close()
     assert forest.subjects()[0] == "by hand"
     assert not (forest.root / "mine.md").exists()  # undone, as the error says
     forest.assert_clean()

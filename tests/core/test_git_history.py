@@ -9,6 +9,7 @@ import sys
 import threading
 
 from monkeyllm_core.gitstore import head_commit
+from monkeyllm_core.packfile import TEMP_PREFIX
 
 
 def blob_id(data: bytes) -> str:
@@ -77,14 +78,15 @@ def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(f
         "import os, sys\n"
         "from monkeyllm_core import Vine\n"
         "vine = Vine(sys.argv[1])\n"
-        "vine.plant({'id': 'doomed', 'type': 'note', 'title': 'Doomed', 'summary': 'Never checkpointed.'})\n"
-        "os._exit(9)\n")
+        "with vine.bulk():  # a bulk session: the plant waits for a checkpoint that never comes\n"
+        "    vine.plant({'id': 'doomed', 'type': 'note', 'title': 'Doomed', 'summary': 'Never checkpointed.'})\n"
+        "    os._exit(9)\n")
     subprocess.run([sys.executable, str(script), str(forest.root)], check=False)
     packs = forest.root / ".git" / "objects" / "pack"
-    assert list(packs.glob("tmp_vine_*.pack"))  # what the killed writer left
+    assert list(packs.glob(f"{TEMP_PREFIX}*.pack"))  # what the killed writer left
     with forest.open() as vine:  # the next writer recovers and sweeps it
         vine.plant(make_note("after"))
-    assert not list(packs.glob("tmp_*"))
+    assert not list(packs.glob(f"{TEMP_PREFIX}*"))
     assert not (forest.root / "doomed.md").exists()
     assert forest.subjects()[0] == "plant(after): after [source=agent]"
     forest.assert_clean()
@@ -105,24 +107,27 @@ def test_packs_from_many_sessions_are_repacked_when_git_says_so(forest, make_not
 
 def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(forest, make_note):
     """`vine adopt --jobs N` forks converter workers while the writer's git reader is
-    running; the checkpoint every 1,000 commits must not hang on them."""
+    running; a checkpoint must not hang on them."""
     ctx = multiprocessing.get_context("fork")
     vine = forest.open()
-    vine.plant(make_note("first"))  # the writer now reads trees through a git process
-    release = ctx.Event()
-    worker = ctx.Process(target=release.wait, args=(60,))
-    worker.start()
-    flushed = threading.Event()
-    flusher = threading.Thread(target=lambda: (vine.flush(), flushed.set()))
     try:
-        flusher.start()
-        flusher.join(10)
-        assert flushed.is_set(), "flush() hung while a forked worker was alive"
-        vine.plant(make_note("second"))
+        with vine.bulk():  # the checkpoint happens while the worker lives
+            vine.plant(make_note("first"))  # the writer now reads trees through a git process
+            release = ctx.Event()
+            worker = ctx.Process(target=release.wait, args=(60,))
+            worker.start()
+            flushed = threading.Event()
+            flusher = threading.Thread(target=lambda: (vine.flush(), flushed.set()))
+            try:
+                flusher.start()
+                flusher.join(10)
+                assert flushed.is_set(), "flush() hung while a forked worker was alive"
+                vine.plant(make_note("second"))
+            finally:
+                release.set()
+                worker.join()
+                flusher.join()
     finally:
-        release.set()
-        worker.join()
-        flusher.join()
         vine.close()
     assert forest.subjects()[:2] == ["plant(second): second [source=agent]", "plant(first): first [source=agent]"]
     forest.assert_clean()

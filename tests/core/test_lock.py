@@ -56,8 +56,9 @@ def test_the_cli_reports_a_held_lock_as_one_line(forest, holder):
 def test_a_dead_holders_lock_is_reclaimed(forest, holder, make_note):
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=30)
-    with Vine(forest.root) as vine:  # the holder's unflushed plant is rolled back on open
-        assert not vine.exists("held")
+    with Vine(forest.root) as vine:  # the holder's plant had returned: it is committed (issue 10)
+        assert vine.exists("held")
+        assert "held.md" in forest.tracked()
         vine.plant(make_note("after"))
         card = json.loads((forest.root / ".vine.lock").read_text())
         assert card["pid"] == os.getpid()

@@ -21,6 +21,7 @@ import pytest
 from monkeyllm_core.gitdelta import make_delta
 from monkeyllm_core.packfile import (
     PackEntry,
+    TEMP_PREFIX,
     PackWriter,
     build_pack_index,
     remove_stale_temp_packs,
@@ -381,7 +382,7 @@ def test_remove_stale_temp_packs_deletes_only_a_killed_writers_files(repo: Path)
     killed = (f"from pathlib import Path; import os; from monkeyllm_core.packfile import PackWriter\n"
               f"w = PackWriter(Path({str(pack_dir)!r})); w.add('blob', b'lost\\n'); os._exit(9)\n")
     subprocess.run([sys.executable, "-c", killed], check=False)
-    assert len(list(pack_dir.glob("tmp_vine_*.pack"))) == 1
+    assert len(list(pack_dir.glob(f"{TEMP_PREFIX}*.pack"))) == 1
 
     assert remove_stale_temp_packs(pack_dir) == 1
     assert sorted(p.name for p in pack_dir.iterdir()) == [f"pack-{published}.idx", f"pack-{published}.pack"]

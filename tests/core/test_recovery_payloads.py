@@ -36,10 +36,11 @@ def test_two_replacements_then_a_crash_restore_the_committed_payload(forest, tmp
             conn.execute("INSERT INTO t VALUES (?)", (value,)); conn.commit(); conn.close()
             return path
         vine = Vine({str(forest.root)!r})
-        for value in ("v1", "v2"):
-            vine.replace("data", {{"summary": "One table of values, " + value + "."}},
-                         payload_source=db({str(tmp_path)!r} + "/" + value + ".db", value))
-        os._exit(9)  # die before any checkpoint, like kill -9
+        with vine.bulk(seconds=3600):  # no checkpoint until the session ends
+            for value in ("v1", "v2"):
+                vine.replace("data", {{"summary": "One table of values, " + value + "."}},
+                             payload_source=db({str(tmp_path)!r} + "/" + value + ".db", value))
+            os._exit(9)  # die before any checkpoint, like kill -9
     """))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 9, proc.stderr
