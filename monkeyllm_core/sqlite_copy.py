@@ -53,6 +53,8 @@ def needs_snapshot(path: str | os.PathLike[str]) -> bool:
     """True unless ``path`` can be copied byte for byte: a WAL-mode database, or one
     with ``-wal`` data beside it, needs ``snapshot_database``."""
     path = Path(path)
+    if not path.is_file():  # a FIFO or device: reading its header would consume it
+        return False
     try:
         return has_wal_data(path) or _WAL in journal_versions(path)
     except OSError:
