@@ -85,6 +85,10 @@ def node_path(node_id: str) -> str:
     return f"{node_id}.md"
 
 
+# C0/C1 controls (newline and tab included: a summary is one line) and bidi controls
+_UNSAFE_IN_SUMMARY = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def check_summary(summary: Any, *, where: str) -> None:
     if not isinstance(summary, str) or not summary.strip():
         raise VineError("E_FRONTMATTER", f"{where}: summary is empty",
@@ -93,6 +97,9 @@ def check_summary(summary: Any, *, where: str) -> None:
         raise VineError("E_FRONTMATTER",
                         f"{where}: summary is {len(summary)} characters, over the 60-token limit",
                         f"Keep the summary within {SUMMARY_MAX_CHARS} characters.")
+    if _UNSAFE_IN_SUMMARY.search(summary):
+        raise VineError("E_FRONTMATTER", f"{where}: summary holds a control, escape or bidi character",
+                        "Write the summary as plain text on one line; every index that lists the node repeats it.")
     lowered = summary.strip().lower()
     for opening in BOILERPLATE_OPENINGS:
         if lowered.startswith(opening):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
+from monkeyllm_core.commitmsg import one_line
+
 MAX_SUMMARY_CHARS = 240
 MAX_SENTENCES = 3
 ELLIPSIS = "…"
@@ -224,7 +226,9 @@ def cut_at_word(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
 
 
 def _one_line(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    # a summary is repeated on every index that lists the node: no escape sequence,
+    # control or bidi character from the source may ride along (commitmsg.one_line)
+    return one_line(text)
 
 
 def is_valid_summary(summary: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from monkeyllm_core import VineError
+from monkeyllm_core.commitmsg import one_line as plain_line  # (this module's one_line formats exceptions)
 from monkeyllm_core.sections import get_section, outline
 
 from .conversion import Conversion
@@ -171,10 +172,10 @@ def one_line(exc: BaseException) -> str:
 
 
 def clean_title(value: Any) -> str | None:
+    """A title on one line, without escape sequences, controls or bidi characters."""
     if not isinstance(value, str):
         return None
-    text = " ".join(value.split())
-    return text or None
+    return plain_line(value) or None
 
 
 def iso_date(value: Any) -> str | None:

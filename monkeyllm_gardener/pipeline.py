@@ -29,6 +29,7 @@ from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprin
 from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
 from .nodes import (
     build_node,
+    clean_title,
     file_uri,
     keep_human_sections,
     merge_links,
@@ -271,6 +272,7 @@ class Gardener:
             if branch_id in branches.planned or vine.exists(branch_id):
                 continue
             name = folder.rsplit("/", 1)[-1] if folder is not None else branch_id.rsplit("/", 2)[-2]
+            name = clean_title(name) or branch_id  # a folder name is the title: no escape sequences
             if dry_run:
                 branches.planned.add(branch_id)
                 report.plan.append(f"plant branch {branch_id}")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from monkeyllm_core import VineError, parse_node
+from monkeyllm_core import Vine, VineError, parse_node
 from monkeyllm_core.sections import get_section
 
 SUMMARY = "Return and exchange windows per channel, with invoice rules."
@@ -208,3 +208,12 @@ def test_dataset_plant_never_overwrites_an_existing_db(vine, forest):
     assert info.value.code == "E_SCHEMA" and "already exists" in info.value.message
     assert stray.read_bytes() == b"someone else's bytes"
     assert forest.snapshot() == before
+
+
+@pytest.mark.parametrize("summary", ["Plan \x1b[31mred\x1b[0m, March 2026.", "Line one.\nLine two.",
+                                     "A \u202ereversed note, 2026.", "Bell\x07 rings, 2026."])
+def test_a_summary_with_control_escape_or_bidi_characters_is_refused(forest, summary: str) -> None:
+    with Vine(forest.root) as vine:
+        with pytest.raises(VineError) as caught:
+            vine.plant({"id": "n", "type": "note", "title": "N", "summary": summary})
+    assert caught.value.code == "E_FRONTMATTER" and "control, escape or bidi" in caught.value.message

@@ -214,3 +214,23 @@ def test_command_hooks_never_run_file_names_and_report_failures(vine: Any, cli: 
     assert no_pwned_file(tmp_path)
     assert not Path("PWNED").exists() and not Path("PWNED2").exists()
     vine.assert_consistent(forest)
+
+
+def test_escape_sequences_in_a_source_never_reach_titles_summaries_or_indexes(vine: Any, cli: Any, forest: Path,
+                                                                              tmp_path: Path) -> None:
+    source = tmp_path / "export"
+    cli.write(source / "sub\x1b[31m red/note.md",
+              "# Title \x1b]0;pwned\x07here\n\nThe board \x1b[31mapproved\x1b[0m the \u202eplan in March 2026.\n")
+    report = vine.adopt(source, forest).json()
+    [node_id] = report["planted"]
+    passport = cli.node(forest, node_id)
+    assert passport["title"] == "Title here"
+    assert passport["summary"] == "The board approved the plan in March 2026."
+    [branch] = report["branches"]
+    assert cli.node(forest, branch)["title"] == "sub red"
+    for index in ("_index.md", f"{branch}.md"):
+        text = (forest / index).read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, index
+    # the body is the document: kept as written
+    assert "\x1b[31mapproved" in (forest / f"{node_id}.md").read_text(encoding="utf-8")
+    vine.assert_consistent(forest)
