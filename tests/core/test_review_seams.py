@@ -1,0 +1,58 @@
+"""Defects found reviewing the durable / gitshape / bounded merge: where two
+engineers' work meets. Real git, real SQLite, real subprocesses."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from monkeyllm_core import Vine, init_forest
+from monkeyllm_core.gitstore import Committer
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} in {cwd} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def note(node_id: str) -> dict:
+    return {"id": node_id, "type": "note", "title": node_id, "summary": f"Note {node_id} with one fact.",
+            "body": f"# {node_id}\n\nA fact.\n"}
+
+
+def test_opening_another_worktree_does_not_sweep_a_live_writers_keep(tmp_path):
+    """Worktrees share one pack folder, each is a forest with its own lock: a writer
+    opening one must not take the other live writer's .keep for a killed writer's,
+    or a `git gc --prune=now` then drops commits no ref reaches yet."""
+    main = init_forest(tmp_path / "brain", "T")
+    side = tmp_path / "brain-side"
+    git(main, "worktree", "add", "-q", "-b", "side", str(side))
+    committer = Committer(main)
+    sha = committer.commit("plant(kept): kept", {"kept.md": b"---\nid: kept\n---\n"})
+
+    def another_writer_opens_then_gc_runs(_: str) -> None:
+        with Vine(side) as other:  # sweeps what killed writers left in the shared pack folder
+            other.plant(note("on-side"))
+        gc = subprocess.run(["git", "gc", "--prune=now", "--quiet"], cwd=main, capture_output=True, text=True)
+        assert gc.returncode == 0, gc.stderr
+
+    committer.checkpoint(before_ref_moves=another_writer_opens_then_gc_runs)
+    committer.close()
+    assert git(main, "rev-parse", "HEAD").strip() == sha
+    assert git(main, "cat-file", "-t", sha).strip() == "commit"
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=main, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_a_keep_naming_a_dead_writer_is_swept_and_a_live_ones_stays(tmp_path):
+    from monkeyllm_core.packfile import keep_content
+    main = init_forest(tmp_path / "brain", "T")
+    pack_dir = main / ".git/objects/pack"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (pack_dir / "pack-0123.keep").write_bytes(keep_content(dead.pid))
+    (pack_dir / "pack-4567.keep").write_bytes(keep_content(1))  # pid 1 always runs
+    with Vine(main) as vine:
+        vine.plant(note("after"))
+    assert sorted(p.name for p in pack_dir.glob("*.keep")) == ["pack-4567.keep"]
