@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gitdelta import make_delta
+from .lineage import process_alive
 
 TEMP_PREFIX = "vine_tmp_"
 LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept
@@ -291,7 +292,6 @@ def remove_stale_temp_packs(pack_dir: Path) -> int:
 def _keep_writer_alive(rest: bytes) -> bool:
     """Whether the writer a .keep names (``pid N``) runs; one of an earlier version
     names none and is swept."""
-    from .writer_probe import process_alive
     pid = rest.strip().removeprefix(b"pid ")
     return pid.isdigit() and process_alive(int(pid))
 
@@ -299,7 +299,6 @@ def _keep_writer_alive(rest: bytes) -> bool:
 def _writer_alive(name: str) -> bool:
     """Whether the process named in ``vine_tmp_<pid>_<random>`` (or the legacy
     ``tmp_vine_<pid>_<random>``, the same length) is running."""
-    from .writer_probe import process_alive
     assert len(TEMP_PREFIX) == len(LEGACY_TEMP_PREFIX)
     pid = name[len(TEMP_PREFIX):].split("_", 1)[0]
     return pid.isdigit() and process_alive(int(pid))
