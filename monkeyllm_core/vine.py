@@ -9,8 +9,8 @@ A write returns on the branch (durable, in git's sense) unless it is made in a
 bulk session (``with vine.bulk():``), where the branch catches up at least once
 a second and at the session's end; gitstore's docstring states the policy. After
 a kill, the next writable open puts back whatever the journal names since the
-last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) a
-kill during a copy leaves.
+last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) and the work folders
+of WAL snapshots (``.<name>.snapshot-*``) a kill during a copy leaves.
 """
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from .rules import (
     validate_passport,
 )
 from .sections import replace_section, section_span
+from .sqlite_copy import remove_snapshot_work
 from .upkeep import BranchUpkeep, checked_branch_body
 
 # the temporary name ``hashing.copy_file_with_hash`` copies a payload under
@@ -423,6 +424,7 @@ class Vine:
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
             for payload in _journalled_payloads(entry):
                 _remove_payload_copies(self.root / payload)
+                remove_snapshot_work(self.root / payload)
         settled = sorted({rel for entry in committed for rel in entry.get("files", [])})
         for entry in committed:  # committed: the replaced payloads' backups are garbage now
             for _, backup in entry.get("replaced_payloads", []):

@@ -56,3 +56,42 @@ def test_a_keep_naming_a_dead_writer_is_swept_and_a_live_ones_stays(tmp_path):
     with Vine(main) as vine:
         vine.plant(note("after"))
     assert sorted(p.name for p in pack_dir.glob("*.keep")) == ["pack-4567.keep"]
+
+
+KILLED_IN_THE_SNAPSHOT = """
+    import os, sys
+    from monkeyllm_core import Vine
+
+    def kill_in_the_snapshot(event, args):
+        if event == "sqlite3.connect" and ".snapshot-" in str(args[0]):
+            os._exit(9)  # as a kill -9 would, while the WAL copy is being checkpointed
+
+    vine = Vine(sys.argv[1])
+    sys.addaudithook(kill_in_the_snapshot)
+    vine.plant({"id": "wal", "type": "dataset", "title": "Wal", "summary": "A WAL database adopted whole.",
+                "payload": "wal.db", "payload_type": "sqlite", "payload_source": sys.argv[2]})
+"""
+
+
+def test_a_kill_during_a_wal_snapshot_leaves_no_work_folder(tmp_path):
+    import sqlite3
+    import sys
+    import textwrap
+    root = init_forest(tmp_path / "brain", "T")
+    source = tmp_path / "source.db"
+    db = sqlite3.connect(source)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE t (v TEXT)")
+    db.execute("INSERT INTO t VALUES ('x')")
+    db.commit()
+    db.close()
+    script = tmp_path / "writer.py"
+    script.write_text(textwrap.dedent(KILLED_IN_THE_SNAPSHOT))
+    proc = subprocess.run([sys.executable, str(script), str(root), str(source)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 9, proc.stderr
+    assert list(root.glob(".*snapshot-*")), "the kill did not land inside the snapshot"
+    with Vine(root) as vine:  # recovery
+        assert not vine.exists("wal")
+    assert not list(root.glob(".*snapshot-*")) and not (root / "wal.db").exists()
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
