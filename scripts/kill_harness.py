@@ -219,10 +219,11 @@ def forest_digest(forest: Path) -> dict[str, Any]:
 
 
 def row_counts(db: Path) -> dict[str, int]:
+    from monkeyllm_core.sqlnames import quote_identifier  # table names may hold quotes (BAD-INPUTS)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(t)}").fetchone()[0] for t in tables}
     finally:
         conn.close()
 

@@ -95,3 +95,27 @@ def test_a_kill_during_a_wal_snapshot_leaves_no_work_folder(tmp_path):
         assert not vine.exists("wal")
     assert not list(root.glob(".*snapshot-*")) and not (root / "wal.db").exists()
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_the_kill_harness_counts_rows_of_a_table_whose_name_has_a_quote(tmp_path):
+    """BAD-INPUTS: table names contain quotes; the harness compares row counts of
+    every SQLite payload, so a quote in a name must not break its SQL."""
+    import importlib.util
+    import sqlite3
+    harness_path = Path(__file__).resolve().parents[2] / "scripts" / "kill_harness.py"
+    spec = importlib.util.spec_from_file_location("kill_harness", harness_path)
+    assert spec is not None and spec.loader is not None
+    harness = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules["kill_harness"] = harness  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(harness)
+    finally:
+        del sys.modules["kill_harness"]
+    db_path = tmp_path / "odd.db"
+    db = sqlite3.connect(db_path)
+    db.execute('CREATE TABLE "say ""hi""" (v)')
+    db.execute('INSERT INTO "say ""hi""" VALUES (1), (2)')
+    db.commit()
+    db.close()
+    assert harness.row_counts(db_path) == {'say "hi"': 2}
