@@ -47,8 +47,11 @@ def find_repo(path: Path) -> GitRepo | None:
     """The repository ``path`` is in (maybe a bigger one it is a sub-folder of);
     None when it is in none. A repository git cannot open (a ``.git`` file naming
     a missing dir, a bare repository, one git calls unsafe) is refused in one line."""
+    # git's own words are matched below: in the C locale, not the user's (LANGUAGE=de
+    # would say "Kein Git-Repository" and a new forest could never be made)
     proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir",
-                           "--show-object-format"], cwd=path, capture_output=True)
+                           "--show-object-format"], cwd=path, capture_output=True,
+                          env={**os.environ, "LC_ALL": "C", "LANGUAGE": "C"})
     said = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         if "not a git repository" in said and not (path / ".git").exists():

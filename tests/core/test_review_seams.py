@@ -119,3 +119,28 @@ def test_the_kill_harness_counts_rows_of_a_table_whose_name_has_a_quote(tmp_path
     db.commit()
     db.close()
     assert harness.row_counts(db_path) == {'say "hi"': 2}
+
+
+def _git_speaks_german(cwd: Path) -> bool:
+    import os
+    proc = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "LANGUAGE": "de", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+    return proc.returncode != 0 and "not a git repository" not in proc.stderr
+
+
+def test_vine_init_works_when_git_speaks_another_language(tmp_path):
+    """gitrepo told "in no repository" from git's English message: a user whose git
+    is translated (LANGUAGE=de) could not create a forest at all."""
+    import pytest
+    from monkeyllm_gardener.testing import isolated_env
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if not _git_speaks_german(outside):
+        pytest.skip("git has no German translation here")
+    import sys
+    env = isolated_env(tmp_path / "home", {"LANGUAGE": "de"})
+    forest = tmp_path / "forest"
+    proc = subprocess.run([sys.executable, "-m", "monkeyllm_gardener.cli", "init", "--forest", str(forest),
+                           "--title", "T"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert git(forest, "log", "--format=%s").splitlines() == ["init: forest 'T'"]
