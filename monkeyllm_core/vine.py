@@ -139,6 +139,7 @@ class Vine:
         self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
         self._bulk_seconds: float | None = None  # None: outside a bulk session, every write checkpointed
         self._closed = False
+        self._owner = os.getpid()  # lineage.py: a forked child must not write, checkpoint or close
         if writable:
             self._lock = ForestLock(self.root)
             self._lock.acquire()
@@ -181,14 +182,14 @@ class Vine:
             yield self
         except BaseException:
             self._bulk_seconds = outer
-            if outer is None and not self._closed:
+            if outer is None and not self._closed and self._in_owner():
                 try:  # what was planted stays planted, whatever stopped the session
                     self.flush()
                 except Exception:
                     pass  # close() retries, and puts the files back if it cannot
             raise
         self._bulk_seconds = outer
-        if outer is None and not self._closed:
+        if outer is None and not self._closed and self._in_owner():
             self.flush()
 
     def checkpoint_if_due(self) -> None:
@@ -197,11 +198,19 @@ class Vine:
         if self._committer is not None and self._committer.checkpoint_due(self._bulk_seconds):
             self.flush()
 
+    def _in_owner(self) -> bool:
+        """Whether this is the process that opened the Vine, not a child forked from it
+        (whose copy of the open pack, journal and lock are the parent's)."""
+        return os.getpid() == self._owner
+
     def flush(self) -> None:
         """Make every commit so far visible in git (ref moved, index updated); cheap
         when there is nothing to make visible."""
         if self._committer is None:
             return
+        if not self._in_owner():
+            raise VineError("E_READONLY", f"this Vine was opened by process {self._owner}, not this forked child",
+                            "Open the forest again in the child; the parent's writes are its own.")
         if self._committer.pending:
             self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
             self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
@@ -219,6 +228,8 @@ class Vine:
         if self._closed:
             return
         self._closed = True
+        if not self._in_owner():
+            return  # a forked child: the pack, the journal, the catalog and the lock are the parent's
         try:
             if self._committer is not None:
                 try:
@@ -324,6 +335,9 @@ class Vine:
                             "Open it with Vine(root, writable=True) to write.")
         if self._closed:
             raise VineError("E_READONLY", "this Vine is closed", "Open the forest again.")
+        if not self._in_owner():
+            raise VineError("E_READONLY", f"this Vine was opened by process {self._owner}, not this forked child",
+                            "Open the forest again in the child; the parent's writes are its own.")
 
     def _apply(self, txn: _Txn, message: str) -> str:
         """Write, catalog and commit txn, or undo every part of it."""

@@ -144,3 +144,39 @@ def test_vine_init_works_when_git_speaks_another_language(tmp_path):
                            "--title", "T"], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert git(forest, "log", "--format=%s").splitlines() == ["init: forest 'T'"]
+
+
+FORKING_WRITER = """
+    import os, sys
+    from monkeyllm_core import Vine
+    with Vine(sys.argv[1]) as vine, vine.bulk(seconds=3600):
+        vine.plant({"id": "first", "type": "note", "title": "First", "summary": "Planted before the fork."})
+        child = os.fork()
+        if child == 0:
+            # a plugin's forked helper that ends by an exception: it unwinds through
+            # the parent's `with` blocks, which must not checkpoint, close or write
+            raise SystemExit(0)
+        os.waitpid(child, 0)
+        vine.plant({"id": "second", "type": "note", "title": "Second", "summary": "Planted after the fork."})
+    print("done", flush=True)
+"""
+
+
+def test_a_forked_child_leaving_the_writers_with_blocks_does_not_checkpoint(tmp_path):
+    """lineage.py: a writable Vine belongs to the process that opened it. A child
+    unwinding through ``with vine.bulk()`` / ``with Vine(...)`` ran flush and close:
+    it finished the parent's open pack and moved the branch under it."""
+    import sys
+    import textwrap
+    root = init_forest(tmp_path / "brain", "T")
+    script = tmp_path / "forking.py"
+    script.write_text(textwrap.dedent(FORKING_WRITER))
+    proc = subprocess.run([sys.executable, str(script), str(root)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.count("done") == 1, proc.stdout + proc.stderr
+    assert git(root, "log", "--format=%s").splitlines() == [
+        "plant(second): Second [source=agent]", "plant(first): First [source=agent]", "init: forest 'T'"]
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=root, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    with Vine(root) as vine:
+        assert vine.exists("first") and vine.exists("second")
