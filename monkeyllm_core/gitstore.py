@@ -61,7 +61,7 @@ class GitError(RuntimeError):
 
 
 def run_git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True)
+    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True, env=gitrepo.git_env())
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout.decode("utf-8", errors="surrogateescape")
@@ -362,7 +362,7 @@ class _ObjectReader:
     from git once each, not by one subprocess per folder."""
 
     def __init__(self, root: Path) -> None:
-        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root,
+        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, env=gitrepo.git_env(),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         # a converter worker forked later must not hold our end of the pipe: cat-file
         # then sees the end of its input, and exits, as soon as the writer is gone
@@ -423,7 +423,7 @@ def read_blobs(root: Path, names: list[str]) -> list[bytes]:
     one ``git cat-file --batch``. Raises GitError for one git cannot read as a blob."""
     if not names:
         return []
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True, env=gitrepo.git_env(),
                           input="".join(f"{name}\n" for name in names).encode())
     if proc.returncode != 0:
         raise GitError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")

@@ -180,3 +180,22 @@ def test_a_forked_child_leaving_the_writers_with_blocks_does_not_checkpoint(tmp_
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
     with Vine(root) as vine:
         assert vine.exists("first") and vine.exists("second")
+
+
+def test_a_git_dir_in_the_environment_does_not_redirect_the_forests_writes(tmp_path, monkeypatch):
+    """git sets GIT_DIR (and GIT_INDEX_FILE) for its hooks: vine run from a hook of
+    another project wrote the forest's commits into that project's branch."""
+    other = tmp_path / "project"
+    other.mkdir()
+    git(other, "init", "-q")
+    git(other, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "start")
+    root = init_forest(tmp_path / "brain", "T")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    with Vine(root) as vine:
+        vine.plant(note("fact"))
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert git(other, "log", "--format=%s").splitlines() == ["start"]
+    assert git(root, "log", "--format=%s").splitlines() == ["plant(fact): fact [source=agent]", "init: forest 'T'"]
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
