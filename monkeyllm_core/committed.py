@@ -9,12 +9,11 @@ nothing for this reader. Payloads are not in git; whoever reads this way says so
 """
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from .dialect import SCHEMA_PATH, Dialect, parse_dialect
 from .errors import VineError
-from .gitstore import GitError, run_git
+from .gitstore import GitError, read_blobs, run_git
 from .passport import Node, parse_node
 
 _PRUNED_FOLDERS = ("_derived", "_assets")
@@ -49,7 +48,7 @@ class CommittedForest:
             _mode, kind, sha = meta.split()
             if kind == "blob" and path.endswith(".md"):
                 blobs[path] = sha
-        self._texts = _read_blobs(root, blobs)
+        self._texts = dict(zip(blobs, read_blobs(root, list(blobs.values()))))
         self._ids = sorted(rel[:-3] for rel in self._texts if is_node_file(rel))
         schema = self._texts.get(SCHEMA_PATH)
         if schema is None:
@@ -72,24 +71,3 @@ class CommittedForest:
                             "Re-save the file as UTF-8.") from None
         return parse_node(text, where=rel)
 
-
-def _read_blobs(root: Path, blobs: dict[str, str]) -> dict[str, bytes]:
-    """Every blob's bytes by path, from one ``git cat-file --batch``."""
-    if not blobs:
-        return {}
-    paths = list(blobs)
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
-                          input="".join(f"{blobs[p]}\n" for p in paths).encode())
-    if proc.returncode != 0:
-        raise GitError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")
-    out: dict[str, bytes] = {}
-    data, pos = proc.stdout, 0
-    for path in paths:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        if len(header) != 3 or header[1] != b"blob":
-            raise GitError(f"git cannot read {path} in the last commit")
-        size = int(header[2])
-        out[path] = data[end + 1:end + 1 + size]
-        pos = end + 1 + size + 1
-    return out

@@ -17,6 +17,11 @@ of a bigger repository or in none, a bare or broken repository) is refused with
 one line (``E_UNSUPPORTED``) before anything is touched. A new forest gets
 ``git init --object-format=sha1`` explicitly, so ``GIT_DEFAULT_HASH=sha256`` or an
 ``init.defaultObjectFormat`` setting cannot hand the SHA-1 writer a SHA-256 repo.
+
+Every git the core runs gets ``git_env()``: the environment without the variables
+that pick another repository, index or object store than the one found from the
+forest's folder. git sets ``GIT_DIR`` for its hooks, so a vine run from another
+project's hook would otherwise write the forest into that project.
 """
 from __future__ import annotations
 
@@ -27,6 +32,10 @@ from pathlib import Path
 
 from .errors import VineError
 
+# what makes git use another repository than the one the working directory is in
+_REPOSITORY_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                                   "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                                   "GIT_QUARANTINE_PATH", "GIT_NAMESPACE", "GIT_PREFIX"})
 WRITABLE_FORMAT = "sha1"  # what packfile.py writes: object ids, pack and idx checksums
 _FORMAT_NAMES = {"sha1": "SHA-1", "sha256": "SHA-256"}
 
@@ -43,12 +52,23 @@ class GitRepo:
         return self.common_dir / "objects" / "pack"
 
 
+def git_env(**extra: str) -> dict[str, str]:
+    """The environment for a git the core runs on a forest: the caller's, without the
+    variables that would point git at another repository (module docstring)."""
+    env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_VARIABLES}
+    env.update(extra)
+    return env
+
+
 def find_repo(path: Path) -> GitRepo | None:
     """The repository ``path`` is in (maybe a bigger one it is a sub-folder of);
     None when it is in none. A repository git cannot open (a ``.git`` file naming
     a missing dir, a bare repository, one git calls unsafe) is refused in one line."""
+    # git's own words are matched below: in the C locale, not the user's (LANGUAGE=de
+    # would say "Kein Git-Repository" and a new forest could never be made)
     proc = subprocess.run(["git", "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir",
-                           "--show-object-format"], cwd=path, capture_output=True)
+                           "--show-object-format"], cwd=path, capture_output=True,
+                          env=git_env(LC_ALL="C", LANGUAGE="C"))
     said = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         if "not a git repository" in said and not (path / ".git").exists():
@@ -104,10 +124,10 @@ def init_repo(root: Path) -> GitRepo:
     if repo is not None and repo.top_level == root.resolve():
         return require_writable(repo, root)
     proc = subprocess.run(["git", "init", "-q", f"--object-format={WRITABLE_FORMAT}"], cwd=root,
-                          capture_output=True)
+                          capture_output=True, env=git_env())
     if proc.returncode != 0 and b"object-format" in proc.stderr:
         # git older than 2.29 has no --object-format and writes SHA-1 only
-        proc = subprocess.run(["git", "init", "-q"], cwd=root, capture_output=True)
+        proc = subprocess.run(["git", "init", "-q"], cwd=root, capture_output=True, env=git_env())
     if proc.returncode != 0:
         raise VineError("E_UNSUPPORTED", f"git init failed in {root}: "
                         f"{proc.stderr.decode('utf-8', 'replace').strip()}",
@@ -122,6 +142,7 @@ def branch_ref(repo: GitRepo) -> str | None:
 
     Asked of git rather than read from ``HEAD``: the file is in the per-worktree
     git dir, and in a reftable repository it is a placeholder."""
-    proc = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=repo.top_level, capture_output=True)
+    proc = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=repo.top_level, capture_output=True,
+                          env=git_env())
     ref = os.fsdecode(proc.stdout).strip()
     return ref if proc.returncode == 0 and ref else None

@@ -61,7 +61,7 @@ class GitError(RuntimeError):
 
 
 def run_git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True)
+    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True, env=gitrepo.git_env())
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout.decode("utf-8", errors="surrogateescape")
@@ -362,7 +362,7 @@ class _ObjectReader:
     from git once each, not by one subprocess per folder."""
 
     def __init__(self, root: Path) -> None:
-        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root,
+        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, env=gitrepo.git_env(),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         # a converter worker forked later must not hold our end of the pipe: cat-file
         # then sees the end of its input, and exits, as soon as the writer is gone
@@ -413,17 +413,28 @@ def read_head_files(root: Path, paths: list[str]) -> dict[str, bytes | None]:
     present = [p for p in listed.split("\0") if p]
     out: dict[str, bytes | None] = {p: None for p in paths}
     if present:
-        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
-                              input="".join(f"HEAD:{p}\n" for p in present).encode())
-        if proc.returncode != 0:
-            raise GitError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")
-        data, pos = proc.stdout, 0
-        for path in present:
-            end = data.index(b"\n", pos)
-            header = data[pos:end].split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise GitError(f"git cannot read {path} at HEAD")
-            size = int(header[2])
-            out[path] = data[end + 1:end + 1 + size]
-            pos = end + 1 + size + 1
+        for path, data in zip(present, read_blobs(root, [f"HEAD:{p}" for p in present])):
+            out[path] = data
+    return out
+
+
+def read_blobs(root: Path, names: list[str]) -> list[bytes]:
+    """The bytes of each blob ``names`` names (an id, or ``HEAD:path``), in order, from
+    one ``git cat-file --batch``. Raises GitError for one git cannot read as a blob."""
+    if not names:
+        return []
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True, env=gitrepo.git_env(),
+                          input="".join(f"{name}\n" for name in names).encode())
+    if proc.returncode != 0:
+        raise GitError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")
+    out: list[bytes] = []
+    data, pos = proc.stdout, 0
+    for name in names:
+        end = data.find(b"\n", pos)
+        header = data[pos:end].split() if end >= 0 else []
+        if len(header) != 3 or header[1] != b"blob":
+            raise GitError(f"git cannot read {name}")
+        size = int(header[2])
+        out.append(data[end + 1:end + 1 + size])
+        pos = end + 1 + size + 1
     return out

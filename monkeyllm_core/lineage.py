@@ -18,6 +18,10 @@ Two rules, applied here so that no fork path can forget them:
   killed when the process that forked it dies (Linux ``PR_SET_PDEATHSIG``), and
   exits at once if that process is already gone (it may die before ``prctl``).
 
+``process_alive(pid)`` is the one "does that process still run" test the core
+uses (the lock's holder, a lock card's writer, a temporary pack's or a
+``.keep``'s writer).
+
 So a writable ``Vine`` belongs to the process that opened it: a forked child
 cannot go on writing through it (open the forest again in the child).
 Processes started with ``subprocess`` never see these descriptors anyway: they
@@ -82,3 +86,18 @@ def die_with_parent(parent_pid: int) -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a zombie counts until reaped)."""
+    if pid <= 0:
+        return False  # kill(0) and kill(-1) would signal a whole group
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    except (OverflowError, OSError):
+        return False
+    return True

@@ -70,7 +70,7 @@ def _describe_holder(fd: int) -> tuple[str, str]:
     card = _read_card(fd)
     st = os.fstat(fd)
     taker = _lock_taker(st.st_dev, st.st_ino)
-    if taker is None or _alive(taker):
+    if taker is None or lineage.process_alive(taker):
         return f"the forest is locked by {card}", _BUSY_HINT
     holders = [pid for pid in _processes_holding(st.st_dev, st.st_ino) if pid != os.getpid()]
     named = ", ".join(f"{pid} ({_command(pid)})" for pid in holders) or "a process of another user"
@@ -98,20 +98,11 @@ def _lock_taker(dev: int, ino: int) -> int | None:
                 fields = line.split()
                 # "1: FLOCK  ADVISORY  WRITE 2547 fe:00:2148494 0 EOF" ("->" marks a waiter)
                 if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
-                    return int(fields[4])
+                    # 0: a taker outside this pid namespace (or gone): unknown, not dead
+                    return int(fields[4]) or None
     except (OSError, ValueError):
         return None
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _processes_holding(dev: int, ino: int) -> list[int]:

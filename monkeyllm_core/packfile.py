@@ -23,7 +23,9 @@ Durability, and a user's ``git gc`` in the middle of a session:
   visible: its objects are not reachable from any ref until the caller moves the
   ref, and ``git gc``/``repack`` leave a kept pack alone. The caller removes it
   with ``release_keep`` once the ref points at them; ``remove_stale_keeps`` sweeps
-  the ones a killed writer left (only vine's own, recognised by their content).
+  the ones a killed writer left (only vine's own, recognised by their content,
+  which names the writer's pid: the worktrees of a repository share its pack
+  folder, so another worktree's live writer keeps its own).
 """
 from __future__ import annotations
 
@@ -36,10 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gitdelta import make_delta
+from .lineage import process_alive
 
 TEMP_PREFIX = "vine_tmp_"
 LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept
-KEEP_MARK = b"vine: commits not yet on the branch\n"  # the content of vine's own .keep files
+KEEP_MARK = b"vine: commits not yet on the branch\n"  # how vine's own .keep files start; the pid follows
 MAX_DELTA_DEPTH = 50             # git's own default (pack.depth) for reading speed
 MIN_DELTA_BASE = 4096            # smaller objects are not worth keeping in memory as bases
 _FAST_ZLIB_ABOVE = 64 * 1024     # level 1 above this keeps the periodic full copy of big files cheap
@@ -168,7 +171,7 @@ class PackWriter:
             os.fsync(handle.fileno())
         name = f"pack-{pack_sha.hex()}"
         if keep:
-            (self._pack_dir / f"{name}.keep").write_bytes(KEEP_MARK)
+            (self._pack_dir / f"{name}.keep").write_bytes(keep_content(os.getpid()))
         os.chmod(self._temp_path, 0o444)
         os.chmod(temp_index, 0o444)
         os.replace(self._temp_path, self._pack_dir / f"{name}.pack")
@@ -230,13 +233,20 @@ def release_keep(pack_dir: Path, pack_sha: str) -> None:
     (Path(pack_dir) / f"pack-{pack_sha}.keep").unlink(missing_ok=True)
 
 
+def keep_content(pid: int) -> bytes:
+    """What vine writes in a .keep: its mark, then the pid of the writer it protects."""
+    return KEEP_MARK + b"pid %d\n" % pid
+
+
 def remove_stale_keeps(pack_dir: Path) -> int:
     """Delete the .keep files a killed writer left (only vine's own, by their content;
-    a person's .keep stays); return how many. The caller holds the forest's lock."""
+    a person's .keep stays, and so does one whose writer is alive: another worktree's
+    forest shares this folder); return how many. The caller holds the forest's lock."""
     removed = 0
     for path in Path(pack_dir).glob("pack-*.keep"):
         try:
-            if path.read_bytes() != KEEP_MARK:
+            content = path.read_bytes()
+            if not content.startswith(KEEP_MARK) or _keep_writer_alive(content[len(KEEP_MARK):]):
                 continue
             path.unlink()
         except FileNotFoundError:
@@ -279,10 +289,16 @@ def remove_stale_temp_packs(pack_dir: Path) -> int:
     return removed
 
 
+def _keep_writer_alive(rest: bytes) -> bool:
+    """Whether the writer a .keep names (``pid N``) runs; one of an earlier version
+    names none and is swept."""
+    pid = rest.strip().removeprefix(b"pid ")
+    return pid.isdigit() and process_alive(int(pid))
+
+
 def _writer_alive(name: str) -> bool:
     """Whether the process named in ``vine_tmp_<pid>_<random>`` (or the legacy
     ``tmp_vine_<pid>_<random>``, the same length) is running."""
-    from .writer_probe import process_alive
     assert len(TEMP_PREFIX) == len(LEGACY_TEMP_PREFIX)
     pid = name[len(TEMP_PREFIX):].split("_", 1)[0]
     return pid.isdigit() and process_alive(int(pid))

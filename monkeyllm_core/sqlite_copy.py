@@ -13,11 +13,15 @@
   creates no side files and works for a user who cannot write to it.
 
 A rollback-mode database with no ``-wal`` is copied byte for byte, never opened.
+The work folder is ``.<target name>.snapshot-<random>`` beside ``target``, so the
+writer's crash recovery, which knows the payloads it journalled, finds the one a
+kill during a snapshot leaves (``remove_snapshot_work``).
 ``vine``'s payload install uses it too (``needs_snapshot``), so a WAL database
 planted by any caller lands in rollback-journal mode.
 """
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import sqlite3
@@ -69,7 +73,7 @@ def snapshot_database(source: str | os.PathLike[str], target: str | os.PathLike[
     ``sqlite3.Error`` when the copy cannot be made; nothing is left behind then.
     """
     source, target = Path(source), Path(target)
-    work = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=target.parent))
+    work = Path(tempfile.mkdtemp(prefix=_work_prefix(target), dir=target.parent))
     try:
         copy = work / "snapshot.db"  # *.db: gitignored, should a crash leave it behind
         shutil.copyfile(source, copy)
@@ -81,6 +85,18 @@ def snapshot_database(source: str | os.PathLike[str], target: str | os.PathLike[
         os.replace(copy, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _work_prefix(target: Path) -> str:
+    return f".{target.name}.snapshot-"
+
+
+def remove_snapshot_work(target: str | os.PathLike[str]) -> None:
+    """Delete the work folders a kill during ``snapshot_database(..., target)`` left."""
+    target = Path(target)
+    for path in target.parent.glob(glob.escape(_work_prefix(target)) + "*"):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _to_rollback_journal(copy: Path) -> None:

@@ -9,8 +9,8 @@ A write returns on the branch (durable, in git's sense) unless it is made in a
 bulk session (``with vine.bulk():``), where the branch catches up at least once
 a second and at the session's end; gitstore's docstring states the policy. After
 a kill, the next writable open puts back whatever the journal names since the
-last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) a
-kill during a copy leaves.
+last checkpoint, including the half-copied payloads (``.<name>.<hex>.tmp``) and the work folders
+of WAL snapshots (``.<name>.snapshot-*``) a kill during a copy leaves.
 """
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from .rules import (
     validate_passport,
 )
 from .sections import replace_section, section_span
+from .sqlite_copy import remove_snapshot_work
 from .upkeep import BranchUpkeep, checked_branch_body
 
 # the temporary name ``hashing.copy_file_with_hash`` copies a payload under
@@ -138,6 +139,7 @@ class Vine:
         self._spares: set[str] = set()  # files whose hidden spare copy goes at the next checkpoint
         self._bulk_seconds: float | None = None  # None: outside a bulk session, every write checkpointed
         self._closed = False
+        self._owner = os.getpid()  # lineage.py: a forked child must not write, checkpoint or close
         if writable:
             self._lock = ForestLock(self.root)
             self._lock.acquire()
@@ -180,14 +182,14 @@ class Vine:
             yield self
         except BaseException:
             self._bulk_seconds = outer
-            if outer is None and not self._closed:
+            if outer is None and not self._closed and self._in_owner():
                 try:  # what was planted stays planted, whatever stopped the session
                     self.flush()
                 except Exception:
                     pass  # close() retries, and puts the files back if it cannot
             raise
         self._bulk_seconds = outer
-        if outer is None and not self._closed:
+        if outer is None and not self._closed and self._in_owner():
             self.flush()
 
     def checkpoint_if_due(self) -> None:
@@ -196,11 +198,19 @@ class Vine:
         if self._committer is not None and self._committer.checkpoint_due(self._bulk_seconds):
             self.flush()
 
+    def _in_owner(self) -> bool:
+        """Whether this is the process that opened the Vine, not a child forked from it
+        (whose copy of the open pack, journal and lock are the parent's)."""
+        return os.getpid() == self._owner
+
     def flush(self) -> None:
         """Make every commit so far visible in git (ref moved, index updated); cheap
         when there is nothing to make visible."""
         if self._committer is None:
             return
+        if not self._in_owner():
+            raise VineError("E_READONLY", f"this Vine was opened by process {self._owner}, not this forked child",
+                            "Open the forest again in the child; the parent's writes are its own.")
         if self._committer.pending:
             self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}))
             self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
@@ -218,6 +228,8 @@ class Vine:
         if self._closed:
             return
         self._closed = True
+        if not self._in_owner():
+            return  # a forked child: the pack, the journal, the catalog and the lock are the parent's
         try:
             if self._committer is not None:
                 try:
@@ -323,6 +335,9 @@ class Vine:
                             "Open it with Vine(root, writable=True) to write.")
         if self._closed:
             raise VineError("E_READONLY", "this Vine is closed", "Open the forest again.")
+        if not self._in_owner():
+            raise VineError("E_READONLY", f"this Vine was opened by process {self._owner}, not this forked child",
+                            "Open the forest again in the child; the parent's writes are its own.")
 
     def _apply(self, txn: _Txn, message: str) -> str:
         """Write, catalog and commit txn, or undo every part of it."""
@@ -423,6 +438,7 @@ class Vine:
                                 [(self.root / p, self.root / b) for p, b in entry.get("replaced_payloads", [])])
             for payload in _journalled_payloads(entry):
                 _remove_payload_copies(self.root / payload)
+                remove_snapshot_work(self.root / payload)
         settled = sorted({rel for entry in committed for rel in entry.get("files", [])})
         for entry in committed:  # committed: the replaced payloads' backups are garbage now
             for _, backup in entry.get("replaced_payloads", []):

@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from .lineage import process_alive
 from .lock import LOCK_NAME
 
 
@@ -59,17 +60,3 @@ def _live_writer(card: bytes) -> str | None:
         return who  # another machine's process: it cannot be checked from here
     return who if process_alive(pid) else None
 
-
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (a zombie counts until reaped)."""
-    if pid <= 0:
-        return False  # kill(0) and kill(-1) would signal a whole group
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True

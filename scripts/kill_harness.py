@@ -15,7 +15,7 @@ and checks:
 
 - `vine validate` reports no error (and the same warnings as the reference),
 - `git fsck --full --strict` is clean and `git status` is empty,
-- no temporary pack, no `.keep` of vine's, no half-copied payload, an empty journal,
+- no temporary pack, no `.keep` of vine's, no half-copied payload or snapshot, an empty journal,
 - every source file is in exactly one node, with the reference's id,
 - every payload's bytes (sha256) and every SQLite table's row count equal the
   reference's,
@@ -219,10 +219,11 @@ def forest_digest(forest: Path) -> dict[str, Any]:
 
 
 def row_counts(db: Path) -> dict[str, int]:
+    from monkeyllm_core.sqlnames import quote_identifier  # table names may hold quotes (BAD-INPUTS)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {quote_identifier(t)}").fetchone()[0] for t in tables}
     finally:
         conn.close()
 
@@ -245,7 +246,8 @@ def leftovers(forest: Path) -> list[str]:
     pack_dir = forest / ".git" / "objects" / "pack"
     found += [p.name for p in pack_dir.glob("vine_tmp_*")] + [p.name for p in pack_dir.glob("tmp_*")]
     found += [p.name for p in pack_dir.glob("*.keep") if p.read_bytes().startswith(b"vine:")]
-    found += [p.relative_to(forest).as_posix() for p in forest.rglob(".*.tmp") if ".git" not in p.parts]
+    found += [p.relative_to(forest).as_posix() for pattern in (".*.tmp", ".*.snapshot-*")
+              for p in forest.rglob(pattern) if ".git" not in p.parts]
     journal = forest / ".git" / "vine-journal"
     if journal.exists() and journal.read_text().strip():
         found.append("a non-empty .git/vine-journal")

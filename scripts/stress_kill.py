@@ -73,8 +73,8 @@ def check(root: Path) -> list[str]:
     problems += [f"validate: {line}" for line in errors[:5]]
     pack_dir = root / ".git" / "objects" / "pack"
     leftovers = [*pack_dir.glob(f"{TEMP_PREFIX}*"), *pack_dir.glob(f"{LEGACY_TEMP_PREFIX}*"),
-                 *(keep for keep in pack_dir.glob("*.keep") if keep.read_bytes() == KEEP_MARK),
-                 *(p for p in root.rglob(".*.tmp") if ".git" not in p.parts)]
+                 *(keep for keep in pack_dir.glob("*.keep") if keep.read_bytes().startswith(KEEP_MARK)),
+                 *(p for pattern in (".*.tmp", ".*.snapshot-*") for p in root.rglob(pattern) if ".git" not in p.parts)]
     if leftovers:
         problems.append(f"left behind: {leftovers}")
     return problems

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from monkeyllm_core import Vine
 from monkeyllm_core.gitstore import Committer
-from monkeyllm_core.packfile import KEEP_MARK
+from monkeyllm_core.packfile import KEEP_MARK, keep_content
 
 DATASET = {"schema": {"t": {"columns": {"n": "INTEGER"}}}, "rows": {"t": [[1], [2]]}}
 
@@ -178,7 +178,7 @@ def test_git_gc_prune_now_just_before_the_ref_moves_loses_nothing(forest, make_n
 
     committer.checkpoint(before_ref_moves=gc_before_the_ref_moves)
     committer.close()
-    assert kept_while_gc_ran == [KEEP_MARK]
+    assert kept_while_gc_ran == [keep_content(os.getpid())]
     assert forest.head() == sha
     assert forest.at_head("kept.md") == "---\nid: kept\n---\n"
     assert not list((forest.root / ".git/objects/pack").glob("*.keep"))  # released with the ref move

@@ -94,9 +94,16 @@ def test_the_git_reader_ends_with_a_killed_writer_even_while_a_forked_child_live
             if child == 0:
                 time.sleep(60)
                 os._exit(0)
-            readers = [pid for pid in os.listdir("/proc") if pid.isdigit()
-                       and b"cat-file" in open(f"/proc/{pid}/cmdline", "rb").read()
-                       and open(f"/proc/{pid}/stat", "rb").read().rsplit(b")", 1)[1].split()[1] == str(os.getpid()).encode()]
+            def reader(pid):  # a process may end between listdir and open: then it is none
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        if b"cat-file" not in fh.read():
+                            return False
+                    with open(f"/proc/{pid}/stat", "rb") as fh:
+                        return fh.read().rsplit(b")", 1)[1].split()[1] == str(os.getpid()).encode()
+                except OSError:
+                    return False
+            readers = [pid for pid in os.listdir("/proc") if pid.isdigit() and reader(pid)]
             print(child, *readers, flush=True)
             time.sleep(60)
     """, str(forest.root))

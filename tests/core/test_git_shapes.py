@@ -163,10 +163,12 @@ def test_two_worktrees_of_one_repository_are_written_at_once(tmp_path):
     worktree = tmp_path / "brain-side"
     git(main, "worktree", "add", "-q", "-b", "side", str(worktree))
     first = Vine(main)
-    first.plant(note("on-main"))  # its pack is still a temporary file
-    with Vine(worktree) as second:
-        second.plant(note("on-side"))
-    first.plant(note("on-main-2"))
+    with first.bulk(seconds=3600):  # outside a bulk session every plant is checkpointed at once
+        first.plant(note("on-main"))
+        assert list((main / ".git/objects/pack").glob("vine_tmp_*.pack"))  # its pack is still a temporary file
+        with Vine(worktree) as second:
+            second.plant(note("on-side"))
+        first.plant(note("on-main-2"))
     first.close()
     assert_fsck_clean(main)
     assert git(main, "log", "--format=%s", "-2").splitlines() == [
