@@ -1,5 +1,6 @@
-"""Defects found reviewing the durable / gitshape / bounded merge: where two
-engineers' work meets. Real git, real SQLite, real subprocesses."""
+"""What the writer must not be fooled by: other worktrees sharing its pack folder, a
+fork of its process, git's environment variables and translations, a kill in the
+middle of a snapshot. Real git, real SQLite, real subprocesses."""
 from __future__ import annotations
 
 import subprocess
