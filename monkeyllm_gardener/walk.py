@@ -4,7 +4,9 @@ The walk needs no forest and converts nothing. It decides four things:
 
 - what is noise (skipped silently: VCS folders, caches, OS junk, lock and temp files,
   a SQLite database's ``-wal``/``-shm``/``-journal`` beside it, which are part of that
-  database, plus the ``ignore`` globs of the Gardener config);
+  database, plus the ``ignore`` globs of the Gardener config). A database's
+  ``mtime`` is the later of its own and its ``-wal``'s: an application that keeps
+  it open commits into the ``-wal`` only, and sync must see those rows;
 - what is set aside on purpose (``WalkResult.skipped``, with a reason, shown by
   ``--verbose`` and in ``--json``): nested forests and hidden entries (a name
   starting with ``.``: ``.obsidian/``, ``.trash/``, ``.env``), which are tool
@@ -239,7 +241,7 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
                     continue
                 subdirs.append((entry.path, rel + "/"))
             else:
-                _visit_file(entry, rel, result)
+                _visit_file(entry, rel, result, has_wal=entry.name + "-wal" in names)
         for sub_path, sub_prefix in reversed(subdirs):
             stack.append((sub_path, sub_prefix))
     return result
@@ -260,7 +262,7 @@ def _is_utf8_name(name: str) -> bool:
     return True
 
 
-def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult) -> None:
+def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult, *, has_wal: bool = False) -> None:
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:  # deleted between listing and stat
@@ -270,7 +272,13 @@ def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult) -> None:
         # A FIFO would block the converter forever; devices and sockets are not documents.
         result.unsupported.append((rel, "not a regular file (fifo, socket or device)"))
         return
-    result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=info.st_mtime))
+    mtime = info.st_mtime
+    if has_wal:
+        try:
+            mtime = max(mtime, os.stat(entry.path + "-wal").st_mtime)
+        except OSError:  # checkpointed away meanwhile: the main file holds every row
+            pass
+    result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=mtime))
 
 
 def _visit_link(
