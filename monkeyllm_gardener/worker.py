@@ -104,10 +104,11 @@ def source_digest(path: str) -> str:
     """The file's SHA-256; for a SQLite database with a non-empty ``-wal`` beside it,
     the hash of both (committed rows may live in the ``-wal`` only, and the payload
     is made from both: ``snapshot_database``)."""
+    from .walk import is_sqlite_main_file
     digest = sha256_file(path)
     wal = path + "-wal"
     try:
-        has_wal = os.path.getsize(wal) > 0
+        has_wal = os.path.getsize(wal) > 0 and is_sqlite_main_file(path)
     except OSError:
         return digest
     if not has_wal:
