@@ -214,3 +214,18 @@ def test_command_hooks_never_run_file_names_and_report_failures(vine: Any, cli: 
     assert no_pwned_file(tmp_path)
     assert not Path("PWNED").exists() and not Path("PWNED2").exists()
     vine.assert_consistent(forest)
+
+
+def test_a_file_whose_command_hook_was_refused_says_why_in_the_report(vine: Any, cli: Any, forest: Path,
+                                                                      tmp_path: Path) -> None:
+    # the user configured a converter for .pdf: "no converter for .pdf" would send them
+    # looking for the wrong fix
+    config = {"converters": {".pdf": f'"{sys.executable}" -c pass'}}  # never passes {input}
+    (forest / "_meta/gardener.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    source = tmp_path / "export"
+    cli.write(source / "contract.pdf", b"%PDF-1.4 fake")
+    report = vine.adopt(source, forest).json()
+    assert report["planted"] == []
+    [line] = report["unsupported"]
+    assert line.startswith("contract.pdf: the command hook for .pdf in _meta/gardener.yaml was refused: ")
+    assert "never passes {input}" in line
