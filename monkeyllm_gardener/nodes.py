@@ -173,8 +173,8 @@ def one_line(exc: BaseException) -> str:
 def clean_title(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    text = " ".join(value.split())
-    return text or None
+    from .derive import single_line
+    return single_line(value) or None
 
 
 def iso_date(value: Any) -> str | None:

@@ -229,3 +229,18 @@ def test_a_file_whose_command_hook_was_refused_says_why_in_the_report(vine: Any,
     [line] = report["unsupported"]
     assert line.startswith("contract.pdf: the command hook for .pdf in _meta/gardener.yaml was refused: ")
     assert "never passes {input}" in line
+
+
+def test_control_characters_in_a_title_or_summary_become_spaces(vine: Any, cli: Any, forest: Path,
+                                                                 tmp_path: Path) -> None:
+    # as EXIF and ID3 values already do (media.clean_tag): a terminal escape in a note's
+    # heading, frontmatter or first sentence must not reach the passport's one-line fields
+    source = tmp_path / "export"
+    cli.write(source / "heading.md", "# Head \x1b[31mred\x1b[0m\n\nSome \x1b]0;pwned\x07 body text here.\n")
+    cli.write(source / "front.md", '---\ntitle: "Bell\\a title"\nauthor: "A\\x00B"\n---\n\nBody.\n')
+    vine.adopt(source, forest)
+    heading, front = cli.node(forest, "heading"), cli.node(forest, "front")
+    assert heading["title"] == "Head [31mred [0m"
+    assert heading["summary"] == "Some ]0;pwned body text here."
+    assert (front["title"], front["source_author"]) == ("Bell title", "A B")
+    vine.assert_consistent(forest)
