@@ -244,3 +244,16 @@ def test_control_characters_in_a_title_or_summary_become_spaces(vine: Any, cli: 
     assert heading["summary"] == "Some ]0;pwned body text here."
     assert (front["title"], front["source_author"]) == ("Bell title", "A B")
     vine.assert_consistent(forest)
+
+
+def test_a_misspelt_key_in_gardener_yaml_is_a_warning_not_silence(vine: Any, cli: Any, forest: Path,
+                                                                   tmp_path: Path) -> None:
+    # "ignores:" for "ignore:": the user's drafts would be adopted without a word
+    config = {"ignores": ["drafts"], "command_timeout": 30}
+    (forest / "_meta/gardener.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    source = tmp_path / "export"
+    cli.write(source / "drafts/wip.md", "# WIP\n\nNot ready.\n")
+    report = vine.adopt(source, forest).json()
+    assert report["warnings"] == ["_meta/gardener.yaml: unknown key 'ignores' is not used (known: command_output_limit_mb, "
+                                  "command_timeout, converters, curation, ignore, sources)"]
+    assert vine.sync(forest).json()["warnings"] == report["warnings"]
