@@ -4,7 +4,8 @@ Not a node and never committed. Holds the adopted sources (root and dest, record
 before the first file is processed, so an interrupted adopt is finished by sync),
 command-hook converters with their ``command_timeout`` (seconds, default 120) and
 ``command_output_limit_mb`` (MiB a tool may print or write, default 64), ignore globs
-and curation settings.
+and curation settings. A key nothing reads is named in the adopt/sync report's
+warnings (``problems``), not refused: the forest stays usable while it is fixed.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from monkeyllm_core.passport import yaml_dump, yaml_load
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 
 CONFIG_PATH = "_meta/gardener.yaml"
+KNOWN_KEYS = ("command_output_limit_mb", "command_timeout", "converters", "curation", "ignore", "sources")
 
 
 class ConfigError(Exception):
@@ -69,6 +71,12 @@ class GardenerConfig:
         os.replace(tmp, self.path)
 
     # -- views -------------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Report warnings for keys nothing reads (a misspelt ``ignores:`` would
+        otherwise change nothing without a word)."""
+        return [f"{CONFIG_PATH}: unknown key {key!r} is not used (known: {', '.join(KNOWN_KEYS)})"
+                for key in sorted(map(str, self.data)) if key not in KNOWN_KEYS]
+
     @property
     def converters(self) -> dict[str, str]:
         return {k.lower() if k.startswith(".") else "." + k.lower(): v

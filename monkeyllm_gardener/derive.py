@@ -51,6 +51,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+")
 _LINK_TOKEN = re.compile(r"!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?://\S+")
 _LINK_SEPARATORS = re.compile(r"[\s,;|·•-]*")
 _SPACES = re.compile(r"\s+")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _REFERENCE_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
 # What a converter writes in place of content that is not text (docx_document).
 _PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded object)\b[^\]]*\]\s*)+$")
@@ -225,10 +226,13 @@ def cut_at_word(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
     return cut.rstrip(" ,;:.-—–") + ELLIPSIS
 
 
-def _one_line(text: str) -> str:
-    # a summary is repeated on every index that lists the node: no escape sequence,
-    # control or bidi character from the source may ride along (commitmsg.one_line)
-    return one_line(text)
+def single_line(text: str) -> str:
+    """``text`` as one line: escape sequences removed whole, control and bidi
+    characters dropped, whitespace runs made one space (``commitmsg.one_line``). The
+    one rule for every one-line field made from file content: titles, summaries,
+    media facts, tags. A summary is repeated on every index that lists its node, so
+    nothing in it may drive a terminal."""
+    return one_line(str(text))
 
 
 def is_valid_summary(summary: str) -> bool:
@@ -286,8 +290,8 @@ def derive_title(markdown: str, fallback: str) -> str:
 
 def title_sentence(title: str, kind_hint: str = "note") -> str:
     """The never-empty fallback: ``Note titled "<title>".`` (within 240 chars)."""
-    kind = (_one_line(kind_hint) or "note").capitalize()
-    title = _one_line(title) or "untitled"
+    kind = (single_line(kind_hint) or "note").capitalize()
+    title = single_line(title) or "untitled"
     head = f'{kind} titled "'
     room = MAX_SUMMARY_CHARS - len(head) - len('".')
     if len(title) > room:
@@ -313,7 +317,7 @@ def derive_summary(markdown: str, *, title: str, kind_hint: str = "note") -> str
         if len(candidate) > MAX_SUMMARY_CHARS:
             break
         summary = candidate
-    summary = _one_line(summary)
+    summary = single_line(summary)
     return summary if is_valid_summary(summary) else title_sentence(title, kind_hint)
 
 
@@ -323,7 +327,7 @@ def _count(n: int, singular: str, plural: str | None = None) -> str:
 
 def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = MAX_SUMMARY_CHARS) -> str:
     """``head`` + as many ``items`` (comma-joined) as fit, then ``and N more`` + ``tail``."""
-    items = [_one_line(i) for i in items if _one_line(i)]
+    items = [single_line(i) for i in items if single_line(i)]
     for shown in range(len(items), -1, -1):
         listed = ", ".join(items[:shown])
         hidden = len(items) - shown
@@ -336,7 +340,7 @@ def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = MAX
 
 
 def _quoted_title(title: str, room: int = 80) -> str:
-    return '"' + cut_at_word(_one_line(title) or "untitled", room) + '"'
+    return '"' + cut_at_word(single_line(title) or "untitled", room) + '"'
 
 
 def summary_for_dataset(
@@ -368,7 +372,7 @@ def summary_for_dataset(
 def summary_for_media(title: str, info_line: str, *, kind: str = "media") -> str:
     """``Image "whiteboard pricing": PNG format, 640x480 pixels, 12,345 bytes.``"""
     label = {"image": "Image", "audio": "Audio recording"}.get(kind, "Media file")
-    info = _one_line(info_line).rstrip(".")
+    info = single_line(info_line).rstrip(".")
     text = f"{label} {_quoted_title(title)}" + (f": {info}." if info else ".")
     return cut_at_word(text)
 
@@ -384,6 +388,6 @@ def summary_for_branch(
     counts = _count(n_bananas, "node")
     if n_branches:
         counts += f" and {_count(n_branches, 'sub-branch', 'sub-branches')}"
-    if not [t for t in child_titles if _one_line(t)]:
+    if not [t for t in child_titles if single_line(t)]:
         return cut_at_word(f"{head}{counts}.")
     return _fit_list(f"{head}{counts}, including ", child_titles)

@@ -291,6 +291,8 @@ class PluginHost:
         )
         self.strict = bool(strict)
         self.load_errors: list[LoadError] = []
+        # extension -> why its command hook was refused: the reason such a file is unsupported
+        self._refused_hooks: dict[str, str] = {}
         self._pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._pm.add_hookspecs(hookspecs)
         self._plugins: dict[str, _PluginInfo] = {}
@@ -356,6 +358,7 @@ class PluginHost:
                 converters.append((CommandConverter(extension, template, timeout, output_limit_mb), 0.0))
             except CommandTemplateError as exc:
                 self._record_error(COMMAND_PLUGIN_NAME, f"converters {extension}", str(exc))
+                self._refused_hooks[extension] = _bounded(str(exc)).removeprefix(f"command hook for {extension}: ")
         if converters:
             self._add_plugin(
                 RegistersConverters(converters),
@@ -628,6 +631,9 @@ class PluginHost:
         for extension in candidates:
             for record in self.unavailable_for(extension):
                 return f"{record.name} for {extension} is unavailable: {record.unavailable_reason}"
+            if extension in self._refused_hooks:
+                return (f"the command hook for {extension} in {COMMAND_PLUGIN_NAME} was refused: "
+                        f"{self._refused_hooks[extension]}")
         return f"no converter for {candidates[-1]}"
 
     # -- on_curate ---------------------------------------------------------------

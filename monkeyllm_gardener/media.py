@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
 from monkeyllm_gardener.conversion import Conversion, MediaInfo
+from monkeyllm_gardener.derive import CONTROL_CHARACTERS, single_line
 
 SENTINEL = "No description has been generated for this media yet."
 MAX_TAG_CHARACTERS = 200
@@ -44,8 +45,6 @@ MAX_TAG_CHARACTERS = 200
 # Control characters (newline included) would break the body's line structure: in
 # titles, tags and problems they become spaces; in a file name they are shown as
 # U+FFFD, so the name stays recognisable (the exact name is in source_path).
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_WHITESPACE_RUN = re.compile(r"\s+")
 _UNSAFE_ASSET_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
 _SAFE_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 
@@ -53,7 +52,7 @@ _SAFE_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 def render_media_body(title: str, info: MediaInfo, description: str | None = None) -> str:
     """The markdown body of a media node; ``description`` (markdown from a
     describer) replaces the sentinel when given and not blank."""
-    heading = f"# {_one_line(title) or _one_line(info.filename) or 'media'}"
+    heading = f"# {single_line(title) or single_line(info.filename) or 'media'}"
     if description is not None and description.strip():
         closing = f"## Description\n\n{description.strip()}"
     else:
@@ -68,7 +67,7 @@ def media_line(info: MediaInfo) -> str:
     plus the problem, if any."""
     line = f"Media file {_code_span(info.filename)} ({_line_facts(info)})."
     if info.problem:
-        line += f" The file could not be fully read: {_sentence(_one_line(info.problem))}"
+        line += f" The file could not be fully read: {_sentence(single_line(info.problem))}"
     return line
 
 
@@ -77,12 +76,12 @@ def media_summary_facts(info: MediaInfo) -> str:
     ``Media file`` preamble nor a problem), then the file's own description, the
     best scent a photo has."""
     facts = _line_facts(info)
-    description = _one_line(info.details.get("description", ""))
+    description = single_line(info.details.get("description", ""))
     return f"{facts}; {description}" if description else facts
 
 
 def _line_facts(info: MediaInfo) -> str:
-    facts = [f"{_one_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
+    facts = [f"{single_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
     if info.width is not None and info.height is not None:
         facts.append(f"{info.width}x{info.height} pixels")
     if info.duration_seconds is not None:
@@ -91,7 +90,7 @@ def _line_facts(info: MediaInfo) -> str:
     capture = _capture_facts(info)
     if capture:
         shown += "; " + ", ".join(capture)
-    tags = [f"{_one_line(key)}: {_one_line(value)}" for key, value in info.tags.items() if _one_line(value)]
+    tags = [f"{single_line(key)}: {single_line(value)}" for key, value in info.tags.items() if single_line(value)]
     if tags:
         shown += "; " + ", ".join(tags)
     return shown
@@ -101,7 +100,7 @@ def media_details(info: MediaInfo) -> str:
     """``- Title: ...`` lines for the text the file declares about itself; "" when none."""
     items = []
     for key, value in info.details.items():
-        label, text = _one_line(key), _one_line(value)
+        label, text = single_line(key), single_line(value)
         if label and text:
             items.append(f"- {label[:1].upper()}{label[1:]}: {text}")
     return "\n".join(items)
@@ -124,15 +123,15 @@ def media_conversion(path: Path, info: MediaInfo, *, payload_type: str, noun: st
 def media_title(source_name: str) -> str:
     """A readable title from a file name: ``team_photo.png`` -> ``team photo``."""
     stem = PurePosixPath(source_name).stem or source_name
-    readable = _one_line(stem.replace("_", " ").replace("-", " "))
-    return readable or _one_line(stem) or _one_line(source_name)
+    readable = single_line(stem.replace("_", " ").replace("-", " "))
+    return readable or single_line(stem) or single_line(source_name)
 
 
 def clean_tag(value: str, limit: int = MAX_TAG_CHARACTERS) -> str:
     """A metadata value (EXIF, ID3, ...) as one short line: control characters
     (NUL padding included) and whitespace runs become one space; a value over
     ``limit`` characters is cut, with a visible ``…``."""
-    text = _one_line(value)
+    text = single_line(value)
     if len(text) > limit:
         text = text[: limit - 1] + "\u2026"
     return text
@@ -151,15 +150,11 @@ def media_asset_name(node_slug: str, source_name: str) -> str:
     return safe_stem + extension
 
 
-def _one_line(text: str) -> str:
-    return _WHITESPACE_RUN.sub(" ", _CONTROL_CHARACTERS.sub(" ", str(text))).strip()
-
-
 def _code_span(text: str) -> str:
     """A CommonMark code span that survives backticks in ``text``: the fence is one
     backtick longer than the longest run inside, padded when ``text`` starts or
     ends with a backtick."""
-    shown = _CONTROL_CHARACTERS.sub("\ufffd", text)
+    shown = CONTROL_CHARACTERS.sub("\ufffd", text)
     longest_run = max((len(run) for run in re.findall(r"`+", shown)), default=0)
     fence = "`" * (longest_run + 1)
     if shown.startswith("`") or shown.endswith("`"):
@@ -170,8 +165,8 @@ def _code_span(text: str) -> str:
 def _capture_facts(info: MediaInfo) -> list[str]:
     """``taken 2024-06-01 14:03``, ``GPS 48.8584 N 2.2945 E``, ``altitude 35 m``."""
     facts = []
-    if info.taken and _one_line(info.taken):
-        facts.append(f"taken {_one_line(info.taken)}")
+    if info.taken and single_line(info.taken):
+        facts.append(f"taken {single_line(info.taken)}")
     if _finite(info.latitude) and _finite(info.longitude):
         latitude = _degrees(info.latitude, "N", "S")
         longitude = _degrees(info.longitude, "E", "W")

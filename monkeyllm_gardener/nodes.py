@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from monkeyllm_core import VineError
-from monkeyllm_core.commitmsg import one_line as plain_line  # (this module's one_line formats exceptions)
 from monkeyllm_core.sections import get_section, outline
 
 from .conversion import Conversion
@@ -175,7 +174,8 @@ def clean_title(value: Any) -> str | None:
     """A title on one line, without escape sequences, controls or bidi characters."""
     if not isinstance(value, str):
         return None
-    return plain_line(value) or None
+    from .derive import single_line
+    return single_line(value) or None
 
 
 def iso_date(value: Any) -> str | None:

@@ -100,7 +100,7 @@ class Gardener:
         dest = dest.strip("/")
         _check_dest(dest)  # before anything is recorded: a refused dest must not break later syncs
         self._check_new_source(source, dest)
-        report = Report(dry_run=dry_run)
+        report = Report(dry_run=dry_run, warnings=self.config.problems())
         # recorded once the walk has accepted the source and before the first file: an
         # interrupted adopt is finished by sync, and a refused source (the forest inside
         # it) is never recorded, so it cannot break every later `vine sync`
@@ -128,7 +128,7 @@ class Gardener:
         if not sources:
             raise VineError("E_NOT_FOUND", "this forest has no adopted source",
                             "Run `vine adopt SOURCE --forest FOREST` first.")
-        report = Report(dry_run=dry_run)
+        report = Report(dry_run=dry_run, warnings=self.config.problems())
         with Vine(self.forest, writable=not dry_run) as vine:
             for entry in sources:
                 self._reconcile(vine, Path(entry["root"]), entry.get("dest", ""), report,

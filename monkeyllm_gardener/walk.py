@@ -3,8 +3,10 @@
 The walk needs no forest and converts nothing. It decides four things:
 
 - what is noise (skipped silently: VCS folders, caches, OS junk, lock and temp files,
-  a SQLite database's ``-wal``/``-shm``/``-journal`` beside it, which are part of that
-  database, plus the ``ignore`` globs of the Gardener config);
+  a SQLite database's ``-wal``/``-shm``/``-journal`` beside it (a file with SQLite's
+  header, or empty), which are part of that database, plus the ``ignore`` globs of the Gardener config). A database's
+  ``mtime`` is the later of its own and its ``-wal``'s: an application that keeps
+  it open commits into the ``-wal`` only, and sync must see those rows;
 - what is set aside on purpose (``WalkResult.skipped``, with a reason, shown by
   ``--verbose`` and in ``--json``): nested forests and hidden entries (a name
   starting with ``.``: ``.obsidian/``, ``.trash/``, ``.env``), which are tool
@@ -69,6 +71,7 @@ NOISE_FILE_NAMES = frozenset({".ds_store", "thumbs.db", "desktop.ini", ".vine.lo
 NOISE_FILE_GLOBS = ("~$*", "*.tmp", "*.swp", "*.lock", ".~lock.*#", "*~")
 _NOISE_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in NOISE_FILE_GLOBS))
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class WalkError(Exception):
@@ -208,7 +211,7 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
         names = {entry.name for entry in entries}
         for entry in entries:
             rel = f"{prefix}{entry.name}"
-            if _is_sqlite_side_file(entry.name, names):
+            if _is_sqlite_side_file(entry.name, names, dir_path):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -239,17 +242,37 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
                     continue
                 subdirs.append((entry.path, rel + "/"))
             else:
-                _visit_file(entry, rel, result)
+                _visit_file(entry, rel, result,
+                            has_wal=entry.name + "-wal" in names and is_sqlite_main_file(entry.path))
         for sub_path, sub_prefix in reversed(subdirs):
             stack.append((sub_path, sub_prefix))
     return result
 
 
-def _is_sqlite_side_file(name: str, names: set[str]) -> bool:
-    """``crm.db-wal`` beside ``crm.db``: SQLite's own file, read with the database."""
+def _is_sqlite_side_file(name: str, names: set[str], dir_path: str) -> bool:
+    """``crm.db-wal`` beside the database ``crm.db``: SQLite's own file, read with the
+    database. Beside anything else (the folder ``2024`` and ``2024-journal``, a note
+    and ``notes.md-wal``) it is an ordinary file, adopted or reported like any other."""
     if not name.endswith(SQLITE_SIDE_FILES):  # the common case: one C call
         return False
-    return any(name.endswith(suffix) and name[: -len(suffix)] in names for suffix in SQLITE_SIDE_FILES)
+    return any(name.endswith(suffix) and name[: -len(suffix)] in names
+               and is_sqlite_main_file(os.path.join(dir_path, name[: -len(suffix)]))
+               for suffix in SQLITE_SIDE_FILES)
+
+
+def is_sqlite_main_file(path: str) -> bool:
+    """A regular file with SQLite's header, or empty (a new WAL database whose first
+    pages are still in its ``-wal``). Never opens a FIFO."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        if info.st_size == 0:
+            return True
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 def _is_utf8_name(name: str) -> bool:
@@ -260,7 +283,7 @@ def _is_utf8_name(name: str) -> bool:
     return True
 
 
-def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult) -> None:
+def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult, *, has_wal: bool = False) -> None:
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError as exc:  # deleted between listing and stat
@@ -270,7 +293,13 @@ def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult) -> None:
         # A FIFO would block the converter forever; devices and sockets are not documents.
         result.unsupported.append((rel, "not a regular file (fifo, socket or device)"))
         return
-    result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=info.st_mtime))
+    mtime = info.st_mtime
+    if has_wal:
+        try:
+            mtime = max(mtime, os.stat(entry.path + "-wal").st_mtime)
+        except OSError:  # checkpointed away meanwhile: the main file holds every row
+            pass
+    result.files.append(SourceFile(rel=rel, path=Path(entry.path), size=info.st_size, mtime=mtime))
 
 
 def _visit_link(

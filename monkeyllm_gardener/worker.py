@@ -49,7 +49,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
     under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
     runs in a worker process and the main process only moves the file in place."""
     try:
-        digest = sha256_file(path)
+        digest = source_digest(path)
     except OSError as exc:
         return Prepared(rel=rel, read_error=f"cannot read: {exc.strerror or exc}")
     if known_hash is not None and digest == known_hash:
@@ -98,6 +98,23 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         dataset_db=snapshot, row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
+
+
+def source_digest(path: str) -> str:
+    """The file's SHA-256; for a SQLite database with a non-empty ``-wal`` beside it,
+    the hash of both (committed rows may live in the ``-wal`` only, and the payload
+    is made from both: ``snapshot_database``)."""
+    from .walk import is_sqlite_main_file
+    digest = sha256_file(path)
+    wal = path + "-wal"
+    try:
+        has_wal = os.path.getsize(wal) > 0 and is_sqlite_main_file(path)
+    except OSError:
+        return digest
+    if not has_wal:
+        return digest
+    import hashlib
+    return hashlib.sha256(f"{digest}\n{sha256_file(wal)}".encode()).hexdigest()
 
 
 def _new_tmp_path(tmp_dir: str) -> str:

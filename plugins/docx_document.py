@@ -71,6 +71,7 @@ from monkeyllm_plugins._docx_parts import (
     Comments,
     Notes,
     comments_section,
+    escape_cell,
     header_footer_parts,
     headers_section,
     note_definitions,
@@ -484,10 +485,6 @@ def _cell_text(cell: Any, context: _Context) -> str:
     return text.replace("\n", "<br>")
 
 
-def _escape_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
-
-
 def _render_table(table: Any, context: _Context) -> str:
     grid = _table_rows(table, context)
     if not any(any(cell for cell in row) for row in grid):
@@ -495,7 +492,7 @@ def _render_table(table: Any, context: _Context) -> str:
     width = max(len(row) for row in grid)
     lines = []
     for index, row in enumerate(grid):
-        padded = [_escape_cell(cell) for cell in row] + [""] * (width - len(row))
+        padded = [escape_cell(cell) for cell in row] + [""] * (width - len(row))
         lines.append("| " + " | ".join(padded) + " |")
         if index == 0:
             lines.append("|" + " --- |" * width)

@@ -234,3 +234,46 @@ def test_escape_sequences_in_a_source_never_reach_titles_summaries_or_indexes(vi
     # the body is the document: kept as written
     assert "\x1b[31mapproved" in (forest / f"{node_id}.md").read_text(encoding="utf-8")
     vine.assert_consistent(forest)
+
+
+def test_a_file_whose_command_hook_was_refused_says_why_in_the_report(vine: Any, cli: Any, forest: Path,
+                                                                      tmp_path: Path) -> None:
+    # the user configured a converter for .pdf: "no converter for .pdf" would send them
+    # looking for the wrong fix
+    config = {"converters": {".pdf": f'"{sys.executable}" -c pass'}}  # never passes {input}
+    (forest / "_meta/gardener.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    source = tmp_path / "export"
+    cli.write(source / "contract.pdf", b"%PDF-1.4 fake")
+    report = vine.adopt(source, forest).json()
+    assert report["planted"] == []
+    [line] = report["unsupported"]
+    assert line.startswith("contract.pdf: the command hook for .pdf in _meta/gardener.yaml was refused: ")
+    assert "never passes {input}" in line
+
+
+def test_control_characters_in_a_title_or_summary_are_dropped(vine: Any, cli: Any, forest: Path,
+                                                               tmp_path: Path) -> None:
+    # as EXIF and ID3 values already do (media.clean_tag): a terminal escape in a note's
+    # heading, frontmatter or first sentence must not reach the passport's one-line fields
+    source = tmp_path / "export"
+    cli.write(source / "heading.md", "# Head \x1b[31mred\x1b[0m\n\nSome \x1b]0;pwned\x07 body text here.\n")
+    cli.write(source / "front.md", '---\ntitle: "Bell\\a title"\nauthor: "A\\x00B"\n---\n\nBody.\n')
+    vine.adopt(source, forest)
+    heading, front = cli.node(forest, "heading"), cli.node(forest, "front")
+    assert heading["title"] == "Head red"  # the escape sequences go whole, not just their ESC
+    assert heading["summary"] == "Some body text here."
+    assert (front["title"], front["source_author"]) == ("Bell title", "AB")
+    vine.assert_consistent(forest)
+
+
+def test_a_misspelt_key_in_gardener_yaml_is_a_warning_not_silence(vine: Any, cli: Any, forest: Path,
+                                                                   tmp_path: Path) -> None:
+    # "ignores:" for "ignore:": the user's drafts would be adopted without a word
+    config = {"ignores": ["drafts"], "command_timeout": 30}
+    (forest / "_meta/gardener.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    source = tmp_path / "export"
+    cli.write(source / "drafts/wip.md", "# WIP\n\nNot ready.\n")
+    report = vine.adopt(source, forest).json()
+    assert report["warnings"] == ["_meta/gardener.yaml: unknown key 'ignores' is not used (known: command_output_limit_mb, "
+                                  "command_timeout, converters, curation, ignore, sources)"]
+    assert vine.sync(forest).json()["warnings"] == report["warnings"]

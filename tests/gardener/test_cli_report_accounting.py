@@ -170,3 +170,16 @@ def test_sync_path_applies_the_walks_rules(vine: Any, cli: Any, forest: Path, tm
         assert report["planted"] == [] and report["branches"] == [], named
     assert sorted(cli.node_ids(forest)) == ["plan"]
     vine.assert_consistent(forest)
+
+
+def test_a_file_named_like_a_side_file_of_something_that_is_not_a_database_is_reported(
+        vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
+    # "2024-journal" beside the folder "2024", "notes.md-wal" beside a note: not SQLite's
+    source = tmp_path / "export"
+    cli.write(source / "2024/plan.md", "# Plan\n\nThe plan.\n")
+    cli.write(source / "2024-journal", "Day one: nothing happened.\n")
+    cli.write(source / "notes.md", "# Notes\n\nSome notes.\n")
+    cli.write(source / "notes.md-wal", "kept by an editor\n")
+    report = run_json(vine, "adopt", source, "--forest", forest, env={}, expect=0)
+    assert len(report["planted"]) == 2 and report["errors"] == []
+    assert [line.split(":", 1)[0] for line in report["unsupported"]] == ["2024-journal", "notes.md-wal"]

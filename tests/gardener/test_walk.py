@@ -352,7 +352,8 @@ def test_a_file_link_to_a_hidden_file_is_not_followed(tmp_path: Path) -> None:
 
 
 def test_a_databases_sqlite_side_files_are_part_of_it(tmp_path: Path) -> None:
-    for name in ("crm.db", "crm.db-wal", "crm.db-shm", "old.sqlite-journal", "notes.md-wal"):
+    make(tmp_path, "crm.db", b"SQLite format 3\x00" + bytes(84))
+    for name in ("crm.db-wal", "crm.db-shm", "old.sqlite-journal", "notes.md-wal"):
         make(tmp_path, name)
     result = walk_source(tmp_path)
     # old.sqlite-journal and notes.md-wal have no database beside them: ordinary files

@@ -176,3 +176,35 @@ def test_a_wal_database_planted_through_the_engine_lands_in_rollback_mode(tmp_pa
     assert journal_versions(forest / "live.db") == (1, 1)
     assert "### events — 8 rows" in (forest / "live.md").read_text(encoding="utf-8")
     assert side_files(forest) == []
+
+
+def test_rows_committed_to_the_wal_after_an_adopt_reach_the_forest_on_sync(tmp_path: Path) -> None:
+    # An application that keeps its database open commits into the -wal only: the
+    # main file's bytes, size and mtime stay the same, and sync must still see it.
+    source = tmp_path / "export"
+    db = source / "live.db"
+    writer = open_wal_database(db, rows=10)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    forest = tmp_path / "forest"
+    try:
+        assert vine(tmp_path, "init", "--forest", forest, "--title", "T").returncode == 0
+        adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+        assert adopt.returncode == 0, adopt.stdout + adopt.stderr
+        main_before = (db.stat().st_size, db.stat().st_mtime_ns, hashlib.sha256(db.read_bytes()).digest())
+        writer.execute("INSERT INTO events VALUES (11, 'e11')")
+        writer.commit()
+        wal = db.with_name(db.name + "-wal")
+        later = db.stat().st_mtime_ns + 2_000_000_000
+        os.utime(wal, ns=(later, later))  # a coarse-clock file system: the -wal visibly newer
+        assert (db.stat().st_size, db.stat().st_mtime_ns, hashlib.sha256(db.read_bytes()).digest()) == main_before
+
+        sync = vine(tmp_path, "sync", source, "--forest", forest, "--json")
+        again = vine(tmp_path, "sync", source, "--forest", forest, "--json")
+    finally:
+        writer.close()
+    assert sync.returncode == 0, sync.stdout + sync.stderr
+    assert json.loads(sync.stdout)["updated"] == ["live"]
+    assert "### events — 11 rows" in (forest / "live.md").read_text(encoding="utf-8")
+    count = vine(tmp_path, "query", "live", "SELECT COUNT(*) FROM events", "--forest", forest)
+    assert json.loads(count.stdout)["rows"] == [[11]]
+    assert json.loads(again.stdout)["unchanged"] == ["live"]  # nothing new in the -wal: no reconversion
