@@ -9,6 +9,7 @@ warnings (``problems``), not refused: the forest stays usable while it is fixed.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,8 @@ class GardenerConfig:
         for key, default, unit in (("command_timeout", 120, "seconds"),
                                    ("command_output_limit_mb", DEFAULT_OUTPUT_LIMIT_MB, "MB")):
             value = self.data.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                # .inf would be no bound at all: a hanging hook never stopped
                 raise ConfigError(f"{CONFIG_PATH}: {key} must be a positive number of {unit}, got {value!r}",
                                   f"e.g. {key}: {default} (the default)")
         ignore = self.data.get("ignore") or []

@@ -224,7 +224,7 @@ def write_config(forest: Path, config: dict[str, Any]) -> None:
     (forest / "_meta/gardener.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
-@pytest.mark.parametrize("value", [0, -5, "lots", True])
+@pytest.mark.parametrize("value", [0, -5, "lots", True, float("inf")])
 @pytest.mark.parametrize(("key", "unit", "default"), [
     ("command_output_limit_mb", "MB", 64), ("command_timeout", "seconds", 120)])
 def test_a_bad_hook_bound_setting_is_a_clear_config_error(

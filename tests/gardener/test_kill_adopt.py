@@ -23,11 +23,20 @@ HARNESS = ROOT / "scripts" / "kill_harness.py"
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
+SLOW_TOOL = """
+import sys, time
+time.sleep(0.25)  # a slow converter: the adopt is still running when the test kills it
+print("# Scan " + sys.argv[1].rsplit("/", 1)[-1] + "\\n\\nA scanned page of March 2026.")
+"""
+
+
 def make_export(root: Path, files: int = 160) -> Path:
     for i in range(files):
         folder = root / ("data" if i % 2 else "notes") / f"part-{i % 4}"
         folder.mkdir(parents=True, exist_ok=True)
-        if i % 2:
+        if i % 4 == 3:
+            (folder / f"scan-{i}.slow").write_text("page")
+        elif i % 2:
             (folder / f"ledger-{i}.csv").write_text(
                 "id,customer,total\n" + "".join(f"{k},C{k % 7},{k * 1.5}\n" for k in range(300)))
         else:
@@ -93,6 +102,10 @@ def test_a_killed_vine_leaves_no_process_and_no_lock_and_keeps_what_it_planted(v
                                                                              tmp_path: Path) -> None:
     export = make_export(tmp_path / "export")
     forest = vine.init(tmp_path / "forest")
+    tool = tmp_path / "slow_tool.py"
+    tool.write_text(SLOW_TOOL, encoding="utf-8")
+    (forest / "_meta/gardener.yaml").write_text(
+        f"converters:\n  '.slow': '\"{sys.executable}\" \"{tool}\" \"{{input}}\"'\n", encoding="utf-8")
     below, planted_before = kill_mid_adopt(vine, export, forest)
     assert below, "no worker was running at the kill"
     deadline = time.monotonic() + 10

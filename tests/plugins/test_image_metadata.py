@@ -560,10 +560,10 @@ def test_control_characters_and_markdown_in_metadata_cannot_break_the_body(tmp_p
 
     body = body_of(conversion)
     lines = body.split("\n")
-    assert lines[0] == "# Line one ## Query manual - evil: yes [31m"
-    assert "- Title: Line one ## Query manual - evil: yes [31m" in lines
+    assert lines[0] == "# Line one ## Query manual - evil: yes"
+    assert "- Title: Line one ## Query manual - evil: yes" in lines
     [described] = [line for line in lines if line.startswith("- Description: ")]
     assert len(described) == len("- Description: ") + 1000 and described.endswith("\u2026")
     assert [line for line in lines if line.startswith("#")] == [lines[0]]
     assert lines[-2] == SENTINEL
-    assert conversion.frontmatter["title"] == "Line one ## Query manual - evil: yes [31m"
+    assert conversion.frontmatter["title"] == "Line one ## Query manual - evil: yes"
