@@ -223,6 +223,21 @@ def write_sqlite(path: Path) -> None:
     db.close()
 
 
+def install_dists(folder: Path, dists: Mapping[str, tuple[str, str, str]]) -> Path:
+    """Install distributions for real into ``folder`` (put it on PYTHONPATH): for each
+    name, ``(module, module source, entry_points.txt)`` becomes the module plus a
+    ``*.dist-info`` with its METADATA and entry points."""
+    import textwrap
+    folder.mkdir(parents=True, exist_ok=True)
+    for dist, (module, source, entry_points) in dists.items():
+        (folder / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+        info = folder / f"{dist.replace('-', '_')}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    return folder
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):

@@ -2,7 +2,6 @@
 on PYTHONPATH) and exercised through `vine plugins` and `vine adopt`."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +47,9 @@ DISTS = {
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> dict[str, str]:
+def site(tmp_path: Path, cli: Any) -> dict[str, str]:
     """A site folder holding the four distributions; the env that puts it on PYTHONPATH."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for dist, (module, source, entry_points) in DISTS.items():
-        (folder / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-        info = folder / f"{dist.replace('-', '_')}-1.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n", encoding="utf-8")
-        (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
-    return {"PYTHONPATH": str(folder)}
+    return {"PYTHONPATH": str(cli.install_dists(tmp_path / "site", DISTS))}
 
 
 @pytest.fixture

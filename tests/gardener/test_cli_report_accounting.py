@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +54,8 @@ DISTS = {
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> dict[str, str]:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for dist, (module, source, entry_points) in DISTS.items():
-        (folder / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-        info = folder / f"{dist.replace('-', '_')}-1.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n", encoding="utf-8")
-        (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+def site(tmp_path: Path, cli: Any) -> dict[str, str]:
+    folder = cli.install_dists(tmp_path / "site", DISTS)
     return {"PYTHONPATH": str(folder), "FLAKY_CALLS": str(tmp_path / "calls.txt")}
 
 
@@ -142,12 +134,8 @@ def test_installing_a_converter_retries_files_that_failed(vine: Any, cli: Any, f
     source = tmp_path / "export"
     cli.write(source / "ledger.bad", "partial")
     run_json(vine, "adopt", source, "--forest", forest, env=site, expect=1)
-    folder = Path(site["PYTHONPATH"])  # a second .bad converter is installed
-    (folder / "rpt_lenient.py").write_text(textwrap.dedent(GOOD_BAD_READER), encoding="utf-8")
-    info = folder / "rpt_lenient-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: rpt-lenient\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[monkeyllm.converters]\nbad = rpt_lenient:Lenient\n", encoding="utf-8")
+    cli.install_dists(Path(site["PYTHONPATH"]), {  # a second .bad converter is installed
+        "rpt-lenient": ("rpt_lenient", GOOD_BAD_READER, "[monkeyllm.converters]\nbad = rpt_lenient:Lenient\n")})
     report = run_json(vine, "sync", "--forest", forest, env=site, expect=0)
     assert report["planted"] == ["ledger"]
     assert report["errors"] == ["ledger.bad: broken-reader failed: the record is truncated; re-export it; "
