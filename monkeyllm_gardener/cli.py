@@ -143,7 +143,7 @@ def cmd_rollup(args: argparse.Namespace) -> int:
     curator = _curator(args, forest)
     try:
         problems: list[str] = []
-        with Vine(forest) as vine:
+        with Vine(forest) as vine, vine.bulk():  # one checkpoint a second, not one per branch
             stats = rollup_forest(vine, curator=curator, only_ingest=not args.all, problems=problems)
     finally:
         if curator is not None:

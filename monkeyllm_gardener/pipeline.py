@@ -105,7 +105,9 @@ class Gardener:
         # interrupted adopt is finished by sync, and a refused source (the forest inside
         # it) is never recorded, so it cannot break every later `vine sync`
         record = None if dry_run else (lambda: self.config.record_source(source, dest))
-        with Vine(self.forest, writable=not dry_run) as vine:
+        # one bulk session for the whole verb: marking stale, branches and the rollup
+        # reach the branch once a second, not one checkpoint per write (gitstore)
+        with Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
             self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, jobs=jobs,
                             on_walked=record)
             if curator is not None and not dry_run:
@@ -129,7 +131,9 @@ class Gardener:
             raise VineError("E_NOT_FOUND", "this forest has no adopted source",
                             "Run `vine adopt SOURCE --forest FOREST` first.")
         report = Report(dry_run=dry_run, warnings=self.config.problems())
-        with Vine(self.forest, writable=not dry_run) as vine:
+        # one bulk session for the whole verb: marking stale, branches and the rollup
+        # reach the branch once a second, not one checkpoint per write (gitstore)
+        with Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
             for entry in sources:
                 self._reconcile(vine, Path(entry["root"]), entry.get("dest", ""), report,
                                 curator=curator, dry_run=dry_run, jobs=jobs, only_path=path)
@@ -402,6 +406,7 @@ class Gardener:
 
     def _curate(self, vine: Vine, batch: list[_Ready], curator: Any, report: Report) -> dict[str, Any]:
         from .curator import Candidate, CurationRequest
+        vine.flush()  # the model may take a while: what is planted reaches the branch first
         requests = []
         for ready in batch:
             fields = ready.fields

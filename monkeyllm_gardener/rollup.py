@@ -69,6 +69,7 @@ def _roll_branch(vine: Vine, branch_id: str, *, curator: Any, only_ingest: bool,
     summary = None
     if curator is not None:
         from .curator import BranchRequest
+        vine.flush()  # the model may take a while: the branches rolled so far reach the branch first
         summary = curator.summarize_branch(BranchRequest(
             branch_id=branch_id, title=str(fm.get("title") or branch_id),
             entry_lines=lines, fallback_summary=fallback))

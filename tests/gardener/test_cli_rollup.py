@@ -117,3 +117,14 @@ def test_an_empty_ingest_branch_keeps_its_template_summary(vine: Any, cli: Any, 
     assert (rolled, fallbacks, skipped) == (4, 0, 2)  # the master index and the empty attic
     assert cli.node(forest, "attic/_index")["summary"] == template
     vine.assert_consistent(forest)
+
+
+def test_a_rollup_is_one_bulk_session_not_a_checkpoint_per_branch(vine: Any, cli: Any, forest: Path,
+                                                                   rich_export: Path) -> None:
+    vine.adopt(rich_export, forest, expect=1)
+    packs = lambda: set((forest / ".git/objects/pack").glob("*.pack"))  # noqa: E731
+    before = packs()
+    rolled, _, _ = rollup(vine, forest)
+    assert rolled == 4
+    assert len(packs() - before) == 1  # every checkpoint writes one pack
+    assert cli.git_status(forest) == ""

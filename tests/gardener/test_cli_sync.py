@@ -215,3 +215,18 @@ def test_kill_9_mid_adopt_then_sync_finishes_without_duplicates(vine: Any, cli: 
     vine.assert_consistent(forest)
     again = vine.sync(forest).json()
     assert again["planted"] == [] and len(again["unchanged"]) == len(expected)
+
+
+def test_marking_vanished_files_stale_is_one_bulk_session(vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
+    source = tmp_path / "export"
+    for i in range(6):
+        cli.write(source / f"notes/n{i}.md", f"# Note {i}\n\nThe plan of March 2026, part {i}.\n")
+    vine.adopt(source, forest)
+    for i in range(6):
+        (source / f"notes/n{i}.md").unlink()
+    packs = lambda: set((forest / ".git/objects/pack").glob("*.pack"))  # noqa: E731
+    before = packs()
+    report = vine("sync", "--forest", forest, "--json").json()
+    assert sorted(report["stale"]) == [f"notes/n{i}" for i in range(6)]
+    assert len(packs() - before) == 1  # one checkpoint for the six writes, not six
+    assert cli.git_status(forest) == ""
