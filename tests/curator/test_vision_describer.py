@@ -16,6 +16,7 @@ from monkeyllm_gardener.curator import CuratorConfigError
 from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
 from monkeyllm_plugins import vision_describer
 from monkeyllm_plugins.vision_describer import VisionDescribeError, describer_from_env, encode_for_vision
+from monkeyllm_plugins.image_media import read_image_info
 
 DESCRIPTION = "A whiteboard sketch of the pricing tiers.\n\nText: **Basic 10 USD**, **Pro 25 USD**."
 
@@ -125,3 +126,23 @@ def test_enabled_with_a_vision_model_registers_an_image_describer(monkeypatch):
 def test_vision_model_without_endpoint_is_a_one_line_config_error():
     with pytest.raises(CuratorConfigError, match="MONKEYLLM_VISION_MODEL is set but MONKEYLLM_LLM_ENDPOINT is not"):
         describer_from_env({"MONKEYLLM_VISION_MODEL": "v"})
+
+
+def test_image_over_the_pixel_limit_is_not_decoded_nor_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small pixel limit stands in for Pillow's 89 M pixels: the image is over it but
+    # under twice it, where Pillow only warns (DecompressionBombWarning) and would decode.
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
+    bomb = tmp_path / "bomb.png"
+    Image.new("1", (120, 100)).save(bomb)
+    info = read_image_info(bomb)
+    assert info.problem and "decompression bomb refused" in info.problem
+    with ScriptedOpenAIServer(default_reply=chat_completion("A black square.")) as server:
+        env = {"MONKEYLLM_VISION_MODEL": "vision-model", "MONKEYLLM_LLM_ENDPOINT": server.base_url,
+               "MONKEYLLM_LLM_RETRIES": "0", "MONKEYLLM_LLM_TIMEOUT": "5"}
+        describer = describer_from_env(env)
+        try:
+            with pytest.raises(Exception, match="(?i)bomb|pixel"):
+                describer.describe(bomb, info)
+        finally:
+            describer.close()
+        assert server.requests == []

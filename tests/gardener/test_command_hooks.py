@@ -213,3 +213,21 @@ def test_a_bad_template_is_a_load_error_not_a_crash(tmp_path: Path) -> None:
     [problem] = host.load_errors
     assert problem.plugin == "_meta/gardener.yaml"
     assert "cannot parse command" in problem.error
+
+
+def test_tool_printing_a_title_with_a_long_run_of_spaces_converts_quickly(tmp_path: Path) -> None:
+    tool = tmp_path / "pdf2md.py"
+    tool.write_text(
+        "import sys\n"
+        "sys.stdout.write('# Annual' + ' ' * 20000 + 'report\\n\\nRevenue grew in March 2026.\\n')\n",
+        encoding="utf-8",
+    )
+    source = tmp_path / "report.pdf"
+    source.write_bytes(b"%PDF-1.4 fake")
+    template = f"{shlex.quote(sys.executable)} {shlex.quote(str(tool))} {{input}}"
+    started = time.monotonic()
+    conversion = CommandConverter(".pdf", template, timeout=30).convert(source)
+    assert time.monotonic() - started < 10
+    assert conversion.title is not None
+    assert conversion.title.split() == ["Annual", "report"]
+    assert "Revenue grew in March 2026." in conversion.markdown

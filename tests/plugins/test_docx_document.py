@@ -14,6 +14,7 @@ from PIL import Image
 
 from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
 from monkeyllm_plugins.docx_document import DocxConverter
+from lxml import etree
 
 OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
 NAMESPACES = (
@@ -286,3 +287,20 @@ def test_an_equation_paragraph_is_display_math(tmp_path: Path) -> None:
     path = tmp_path / "display.docx"
     document.save(path)
     assert DocxConverter().convert(path).markdown == "$$E=m{c}^{2}$$\n"
+
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def test_runs_inside_bidi_embeddings_are_kept_in_order(tmp_path: Path) -> None:
+    document = docx.Document()
+    paragraph = document.add_paragraph("Contract with ")
+    for tag, text in (("dir", "שלום בע״מ"), ("bdo", "شركة")):
+        wrapper = etree.SubElement(paragraph._p, f"{{{W}}}{tag}")
+        wrapper.set(f"{{{W}}}val", "rtl")
+        run = etree.SubElement(wrapper, f"{{{W}}}r")
+        etree.SubElement(run, f"{{{W}}}t").text = text
+    path = tmp_path / "contract.docx"
+    document.save(path)
+    markdown = DocxConverter().convert(path).markdown
+    assert markdown == "Contract with שלום בע״מشركة\n"
