@@ -10,16 +10,38 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-MAX_LINE = 160
+MAX_LINE = 200
 MAX_LINES = 5
+# how libraries decorate a log line (xlrd: "WARNING *** ..."): the report says who spoke
+_MARKERS = ("WARNING *** ", "NOTE *** ", "ERROR *** ", "*** ")
+
+
+def bounded_lines(messages: Iterable[object]) -> tuple[list[str], int]:
+    """What a library said as report lines: one line each, its log markers dropped,
+    deduplicated, each cut to ``MAX_LINE`` characters, at most ``MAX_LINES`` of them.
+    Returns (lines, how many more were left out). The one rule for library chatter:
+    the host's safety net below and converters that capture their library's log
+    themselves (the workbook converters) both use it."""
+    seen: list[str] = []
+    for message in messages:
+        text = " ".join(str(message).split()).lstrip("*# ").strip()
+        for marker in _MARKERS:
+            text = text.removeprefix(marker)
+        if not text:
+            continue
+        if len(text) > MAX_LINE:
+            text = text[: MAX_LINE - 1] + "…"
+        if text not in seen:
+            seen.append(text)
+    return seen[:MAX_LINES], max(len(seen) - MAX_LINES, 0)
 
 
 @contextlib.contextmanager
 def captured_chatter() -> Iterator[list[str]]:
-    """Yields a list that, once the block ends, holds what was said, one line each
-    (deduplicated, at most ``MAX_LINES``, each cut to ``MAX_LINE`` characters)."""
+    """Yields a list that, once the block ends, holds what was said (``bounded_lines``,
+    plus "... and N more message(s)" when some were left out)."""
     said: list[str] = []
     printed = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, \
@@ -28,15 +50,9 @@ def captured_chatter() -> Iterator[list[str]]:
         try:
             yield said
         finally:
-            lines = [f"{w.category.__name__}: {w.message}" for w in caught]
-            lines += [line for line in printed.getvalue().splitlines()]
-            for line in lines:
-                line = " ".join(line.split())
-                if len(line) > MAX_LINE:
-                    line = line[: MAX_LINE - 1] + "…"
-                if line and line not in said:
-                    said.append(line)
-            if len(said) > MAX_LINES:
-                more = len(said) - MAX_LINES
-                del said[MAX_LINES:]
+            messages = [f"{w.category.__name__}: {w.message}" for w in caught]
+            messages += printed.getvalue().splitlines()
+            lines, more = bounded_lines(messages)
+            said += lines
+            if more:
                 said.append(f"... and {more} more message(s)")

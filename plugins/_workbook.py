@@ -46,8 +46,7 @@ the workbook has data, the next sync refreshes it like any dataset.
 
 Library chatter (openpyxl's ``UserWarning``s, xlrd's log lines) never reaches
 stdout or stderr: ``chatter_warnings`` turns it into one-line warnings naming the
-file and the library (the library's message only, on one line, cut at
-``MAX_CHATTER_CHARS``; at most ``MAX_CHATTER_LINES`` per file, then a count).
+file and the library, bounded by the host's one rule (``chatter.bounded_lines``).
 """
 from __future__ import annotations
 
@@ -68,13 +67,12 @@ from monkeyllm_plugins._tabular import (
     unique_name,
 )
 
+from monkeyllm_gardener.chatter import bounded_lines
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 
 EMPTY_ROW_RUN_LIMIT = 1_000
 INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
 _TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
-MAX_CHATTER_LINES = 5
-MAX_CHATTER_CHARS = 200
 
 MERGED_NOTE = (
     "Merged cells keep their value in the top-left cell of the range; the other cells of "
@@ -486,23 +484,13 @@ def empty_workbook_conversion(path: Path, sheets: Sequence[tuple[int, str]], *,
 
 
 def chatter_warnings(path: Path, library: str, messages: Iterable[str]) -> list[str]:
-    """One-line warnings for what a reading library said (deduplicated, at most
-    ``MAX_CHATTER_LINES``, each cut to ``MAX_CHATTER_CHARS``)."""
-    seen: list[str] = []
-    for message in messages:
-        text = " ".join(str(message).split()).lstrip("*# ").strip()
-        for marker in ("WARNING *** ", "NOTE *** ", "ERROR *** ", "*** "):
-            text = text.removeprefix(marker)
-        if not text:
-            continue
-        if len(text) > MAX_CHATTER_CHARS:
-            text = text[: MAX_CHATTER_CHARS - 1] + "…"
-        if text not in seen:
-            seen.append(text)
-    lines = [f"{path.name}: {library} reported: {text}" for text in seen[:MAX_CHATTER_LINES]]
-    if len(seen) > MAX_CHATTER_LINES:
-        lines.append(f"{path.name}: {library} reported {len(seen) - MAX_CHATTER_LINES} more message(s)")
-    return lines
+    """One-line warnings naming ``library`` for what it said (``chatter.bounded_lines``:
+    the same rule as the host's)."""
+    lines, more = bounded_lines(messages)
+    out = [f"{path.name}: {library} reported: {text}" for text in lines]
+    if more:
+        out.append(f"{path.name}: {library} reported {more} more message(s)")
+    return out
 
 
 def with_warnings(conversion: Conversion, extra: Sequence[str]) -> Conversion:
