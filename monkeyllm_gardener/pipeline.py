@@ -38,6 +38,7 @@ from .nodes import (
     tidy,
 )
 from .report import Report
+from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
 from .worker import Prepared, init_worker, prepare_file
 
@@ -215,7 +216,7 @@ class Gardener:
                 getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
                 continue
             tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
-                               name_title=_shares_its_name(node_id, f.rel)))
+                               name_title=told_apart_by_extension(node_id, f.rel)))
 
         walked = {f.rel for f in walk.files}
         if not scope:  # a file gone from the source has nothing left to retry
@@ -561,17 +562,6 @@ def _ready_soon(future: Future[Prepared]) -> bool:
     except BaseException:  # cancelled, or the pool broke: result() reports it
         return True
     return True
-
-
-def _shares_its_name(node_id: str, rel: str) -> bool:
-    """True when the id was told apart from another file's by the extension
-    (``test.jpg`` -> ``test-jpg``, see ``slugs``): its title then names the file."""
-    from .slugs import extension_slug, slugify
-    name = rel.rpartition("/")[2]
-    ext = extension_slug(name)
-    told_apart = f"{slugify(name, is_file=True)}-{ext}"
-    last = node_id.rsplit("/", 1)[-1]
-    return bool(ext) and (last == told_apart or last.startswith(told_apart + "-"))
 
 
 def _payload_family(fm: Mapping[str, Any]) -> str:

@@ -126,6 +126,17 @@ def extension_slug(name: str) -> str:
     return _NON_SLUG.sub("", name.rpartition(".")[2].lower())[:10]
 
 
+def told_apart_by_extension(node_id: str, rel: str) -> bool:
+    """True when ``node_id`` carries ``rel``'s extension because a namesake shares its
+    name (``test.jpg`` -> ``test-jpg``, or ``test-jpg-<hash>``): its title then names
+    the file too (``pipeline``)."""
+    name = rel.rpartition("/")[2]
+    ext = extension_slug(name)
+    told_apart = f"{slugify(name, is_file=True)}-{ext}"
+    last = node_id.rsplit("/", 1)[-1]
+    return bool(ext) and (last == told_apart or last.startswith(told_apart + "-"))
+
+
 def _with_extensions(candidates: Mapping[str, str], used: set[str],
                      adopted: Mapping[str, set[str]]) -> dict[str, str]:
     """Each file's preferred id: its extension appended when files that share its

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from monkeyllm_gardener.slugs import assign_dir_ids, assign_ids, node_id_for, slugify
+from monkeyllm_gardener.slugs import assign_dir_ids, assign_ids, node_id_for, slugify, told_apart_by_extension
 
 SAFE_ID = re.compile(r"^[a-z0-9-]+(/[a-z0-9-]+)*(/_index)?$|^_index$")
 
@@ -205,3 +205,10 @@ def test_names_that_only_contain_a_device_name_keep_their_slug(ordinary: str) ->
 def test_a_reserved_name_and_its_suffixed_twin_get_distinct_ids() -> None:
     ids = assign_ids(["CON.md", "con-name.md"])
     assert len(set(ids.values())) == 2
+
+
+def test_an_id_told_apart_by_its_extension_is_recognised_and_no_other() -> None:
+    ids = assign_ids(["test.docx", "test.jpg", "Test.jpg", "plain.md", "photo-jpg.jpg"])
+    assert [rel for rel, node_id in sorted(ids.items()) if told_apart_by_extension(node_id, rel)] == [
+        "Test.jpg", "test.docx", "test.jpg"]
+    assert not told_apart_by_extension("test-ab12cd", "test.ab")  # a hash that begins like an extension
