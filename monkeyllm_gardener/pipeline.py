@@ -64,7 +64,7 @@ class _Branches:
     source: Path
     dest: str
     dir_ids: Mapping[str, str]  # source folder rel -> branch id (dest applied)
-    planned: set[str] = field(default_factory=set)  # dry run: branch ids already in the plan
+    known: set[str] = field(default_factory=set)  # branch ids that exist (or are in a dry run's plan)
 
 
 @dataclass
@@ -274,12 +274,15 @@ class Gardener:
         folders = rel.split("/")[:-1]
         chain += [(branches.dir_ids["/".join(folders[:i + 1])], "/".join(folders[:i + 1])) for i in range(len(folders))]
         for branch_id, folder in chain:
-            if branch_id in branches.planned or vine.exists(branch_id):
+            if branch_id in branches.known:  # asked once per branch, not once per file
+                continue
+            if vine.exists(branch_id):
+                branches.known.add(branch_id)
                 continue
             name = folder.rsplit("/", 1)[-1] if folder is not None else branch_id.rsplit("/", 2)[-2]
             name = clean_title(name) or branch_id  # a folder name is the title: no escape sequences
             if dry_run:
-                branches.planned.add(branch_id)
+                branches.known.add(branch_id)
                 report.plan.append(f"plant branch {branch_id}")
                 continue
             summary = cut_at_word(f"Documents adopted from source folder '{name}'." if folder is not None
@@ -289,6 +292,7 @@ class Gardener:
             if folder is not None:
                 fields.update(origin=file_uri(branches.source / folder), source_path=folder)
             vine.plant(fields)
+            branches.known.add(branch_id)
             report.branches.append(branch_id)
 
     def _prepared(self, vine: Vine, tasks: list[_Task], jobs: int | None) -> Iterator[_Ready]:
