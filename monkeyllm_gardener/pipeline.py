@@ -40,7 +40,7 @@ from .nodes import (
 from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
-from .worker import Prepared, init_worker, prepare_file
+from .worker import Prepared, init_worker, new_tmp_path, prepare_file
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
@@ -382,7 +382,7 @@ class Gardener:
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
         try:
             ready.fields, ready.body_text = build_node(task.node_id, task.file, prep, result.conversion, source,
-                                                       lambda: self._tmp_path(vine, ".db"),
+                                                       lambda: self._tmp_path(vine),
                                                        name_title=task.name_title)
         except Exception as exc:
             report.errors.append(f"{rel}: {one_line(exc)}")
@@ -391,14 +391,10 @@ class Gardener:
             return False
         return True
 
-    def _tmp_path(self, vine: Vine, suffix: str) -> Path:
+    def _tmp_path(self, vine: Vine) -> Path:
         tmp_dir = vine.root / TMP_DIR
         tmp_dir.mkdir(parents=True, exist_ok=True)
-        import tempfile
-        fd, name = tempfile.mkstemp(suffix=suffix, dir=tmp_dir)
-        os.close(fd)
-        os.unlink(name)  # create_dataset refuses an existing file
-        return Path(name)
+        return Path(new_tmp_path(str(tmp_dir)))
 
     # -- curate + plant ---------------------------------------------------------------
     def _plant_batch(self, vine: Vine, batch: list[_Ready], report: Report, curator: Any,

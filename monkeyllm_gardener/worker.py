@@ -66,7 +66,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         import dataclasses
 
         from monkeyllm_core.dataset import create_dataset
-        name = _new_tmp_path(tmp_dir)
+        name = new_tmp_path(tmp_dir)
         try:
             counts = create_dataset(name, conv.schema, conv.rows)
         except Exception as exc:
@@ -85,7 +85,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         # the rows are counted on it here, in the worker (COUNT(*) is a scan).
         from monkeyllm_core.sample_map import describe_tables
         from monkeyllm_core.sqlite_copy import snapshot_database
-        snapshot = _new_tmp_path(tmp_dir)
+        snapshot = new_tmp_path(tmp_dir)
         try:
             snapshot_database(conv.payload_path or path, snapshot)
         except Exception as exc:
@@ -117,7 +117,7 @@ def source_digest(path: str) -> str:
     return hashlib.sha256(f"{digest}\n{sha256_file(wal)}".encode()).hexdigest()
 
 
-def _new_tmp_path(tmp_dir: str) -> str:
+def new_tmp_path(tmp_dir: str) -> str:
     """A fresh path under ``tmp_dir`` with no file at it (create_dataset refuses an
     existing file; snapshot_database expects none)."""
     import tempfile
