@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from monkeyllm_core import Vine, init_forest
-from monkeyllm_core.validate import validate_forest
+from monkeyllm_core.forest.validate import validate_forest
 
 BRANCHES = 200
 

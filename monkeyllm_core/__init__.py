@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .errors import VineError, estimate_tokens
-from .passport import Node, parse_node, render_node
-from .init import init_forest
+from .forest.passport import Node, parse_node, render_node
+from .forest.init import init_forest
 from .vine import Vine, is_forest
 
 __all__ = ["Vine", "VineError", "Node", "init_forest", "is_forest", "parse_node", "render_node",

@@ -23,18 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import branches as br
-from . import gitrepo, gitstore
-from .commitmsg import one_line
-from .atomic import remove_spare, write_atomically
-from .catalog import CATALOG_PATH, Catalog
-from .dialect import SCHEMA_PATH, Dialect, load_dialect
+from .forest import branches as br
+from .store import repo as gitrepo, history as gitstore
+from .store.messages import one_line
+from .writing.atomic import remove_spare, write_atomically
+from .forest.catalog import CATALOG_PATH, Catalog
+from .forest.dialect import SCHEMA_PATH, Dialect, load_dialect
 from .errors import VineError, estimate_tokens
-from .journal import Journal
-from .lock import ForestLock
-from .passport import Node, parse_node, render_node
-from .patches import apply_patch
-from .rules import (
+from .writing.journal import Journal
+from .writing.lock import ForestLock
+from .forest.passport import Node, parse_node, render_node
+from .forest.patches import apply_patch
+from .forest.rules import (
     MASTER_ID,
     check_id,
     check_new_id,
@@ -45,9 +45,9 @@ from .rules import (
     trail_of,
     validate_passport,
 )
-from .sections import replace_section, section_span
-from .sqlite_copy import remove_snapshot_work
-from .upkeep import BranchUpkeep, checked_branch_body
+from .forest.sections import replace_section, section_span
+from .data.sqlite_copy import remove_snapshot_work
+from .forest.upkeep import BranchUpkeep, checked_branch_body
 
 # the temporary name ``hashing.copy_file_with_hash`` copies a payload under
 _PAYLOAD_COPY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
@@ -303,7 +303,7 @@ class Vine:
         return self.root / payload_file(node_id, str(fm["payload"]))
 
     def query(self, node_id: str, sql: str) -> dict[str, Any]:
-        from .sqlquery import run_query
+        from .data.query import run_query
         db = self._dataset_db(node_id)
         return run_query(db, sql)
 
@@ -515,7 +515,7 @@ class Vine:
 
     def _birth_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
                        rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
-        from .dataset import create_dataset, validate_schema
+        from .data.dataset import create_dataset, validate_schema
         from .hashing import sha256_file
         validate_schema(schema)
         fm["type"] = fm.get("type") or "dataset"
@@ -540,7 +540,7 @@ class Vine:
         ``move`` renames instead (for a payload the caller built on the forest's
         filesystem, e.g. a dataset loaded into ``_derived/tmp``): no second copy."""
         from .hashing import copy_file_with_hash, sha256_file
-        from .sqlite_copy import needs_snapshot, snapshot_database
+        from .data.sqlite_copy import needs_snapshot, snapshot_database
         name = fm.get("payload")
         if not name:
             raise VineError("E_FRONTMATTER", f"{fm['id']}: payload_source needs a payload name",
@@ -571,7 +571,7 @@ class Vine:
     def _with_map(self, body: str, db: Path, notes: list[str], *, with_samples: bool,
                   row_counts: Mapping[str, int] | None = None) -> str:
         """Append the generated map, or regenerate its two sections in place."""
-        from .sample_map import render_query_manual, render_sample_rows
+        from .data.sample_map import render_query_manual, render_sample_rows
         manual = render_query_manual(db, notes)
         if section_span(body, "Query manual") is not None and section_span(body, "Sample rows") is None and not with_samples:
             return body  # a hand-written manual: the engine leaves it alone
@@ -630,7 +630,7 @@ class Vine:
 
     def _rebuild_dataset(self, txn: _Txn, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
                          rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
-        from .dataset import create_dataset, validate_schema
+        from .data.dataset import create_dataset, validate_schema
         from .hashing import sha256_file
         validate_schema(schema)
         name = fm.get("payload") or f"{fm['id'].rsplit('/', 1)[-1]}.db"
@@ -684,7 +684,7 @@ class Vine:
     def tend(self, node_id: str, sql: str) -> dict[str, Any]:
         """Write rows into a dataset, then commit the refreshed passport (markdown only)."""
         from .hashing import sha256_file
-        from .tend_sql import run_tend
+        from .data.tend import run_tend
         self._begin_write()
         db = self._dataset_db(node_id)
         started = time.perf_counter()
@@ -696,7 +696,7 @@ class Vine:
         body = current.body
         if section_span(body, "Sample rows") is not None and count:
             # the generated map states row counts and samples: keep it true
-            from .sample_map import render_sample_rows
+            from .data.sample_map import render_sample_rows
             body = replace_section(body, "Sample rows", render_sample_rows(db))
         txn = _Txn(self)
         txn.put_node(fm, body)

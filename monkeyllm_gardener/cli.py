@@ -159,7 +159,7 @@ def cmd_rollup(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from monkeyllm_core.validate import check_forest
+    from monkeyllm_core.forest.validate import check_forest
     forest = _forest(args)
     vine = Vine(forest, writable=False)
     try:
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _expected_error(exc: Exception) -> int:
-    from monkeyllm_core.gitstore import GitError
+    from monkeyllm_core.store.history import GitError
     from .config import ConfigError
     from .walk import WalkError
     if isinstance(exc, GitError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_core.passport import yaml_dump, yaml_load
+from monkeyllm_core.forest.passport import yaml_dump, yaml_load
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 
 CONFIG_PATH = "_meta/gardener.yaml"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from monkeyllm_core.commitmsg import one_line
+from monkeyllm_core.store.messages import one_line
 
 MAX_SUMMARY_CHARS = 240
 MAX_SENTENCES = 3

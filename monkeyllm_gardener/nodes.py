@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from monkeyllm_core import VineError
-from monkeyllm_core.sections import get_section, outline
+from monkeyllm_core.forest.sections import get_section, outline
 
 from .conversion import Conversion
 from .walk import SourceFile
@@ -81,7 +81,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         if prep.dataset_db is not None:
             tmp, counts = Path(prep.dataset_db), dict(prep.row_counts or {})
         else:  # a conversion made without a worker stage: load it here
-            from monkeyllm_core.dataset import create_dataset
+            from monkeyllm_core.data.dataset import create_dataset
             tmp = new_tmp_db()
             counts = create_dataset(tmp, conv.schema, conv.rows)
         columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
@@ -95,11 +95,11 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         if prep.dataset_db is not None:
             snapshot = Path(prep.dataset_db)
         else:  # a conversion made without the worker stage: snapshot the source here
-            from monkeyllm_core.sqlite_copy import snapshot_database
+            from monkeyllm_core.data.sqlite_copy import snapshot_database
             snapshot = new_tmp_db()
             snapshot_database(conv.payload_path or f.path, snapshot)
         if prep.row_counts is None and not tables:
-            from monkeyllm_core.sample_map import describe_tables
+            from monkeyllm_core.data.sample_map import describe_tables
             info = describe_tables(snapshot)
             tables, counts = info.get("tables", {}), info.get("row_counts", {})
         else:

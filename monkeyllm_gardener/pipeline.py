@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from monkeyllm_core import Vine, VineError
-from monkeyllm_core.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
-from monkeyllm_core.gitstore import GitError
-from monkeyllm_core.sections import outline
-from monkeyllm_core.rules import check_new_id, check_summary, parent_of
+from monkeyllm_core.forest.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
+from monkeyllm_core.store.history import GitError
+from monkeyllm_core.forest.sections import outline
+from monkeyllm_core.forest.rules import check_new_id, check_summary, parent_of
 
 from .config import GardenerConfig
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint

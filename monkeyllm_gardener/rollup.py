@@ -15,8 +15,8 @@ import hashlib
 from typing import Any
 
 from monkeyllm_core import Vine, VineError
-from monkeyllm_core import branches as br
-from monkeyllm_core.rules import check_summary, is_branch_id
+from monkeyllm_core.forest import branches as br
+from monkeyllm_core.forest.rules import check_summary, is_branch_id
 
 from .derive import summary_for_branch
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from monkeyllm_core import lineage
+from monkeyllm_core.writing import lineage
 from monkeyllm_core.hashing import sha256_file
 
 from .host import ConvertResult, HostSpec, host_from_spec
@@ -65,7 +65,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
     if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
         import dataclasses
 
-        from monkeyllm_core.dataset import create_dataset
+        from monkeyllm_core.data.dataset import create_dataset
         name = new_tmp_path(tmp_dir)
         try:
             counts = create_dataset(name, conv.schema, conv.rows)
@@ -83,8 +83,8 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         # The source is never opened (a WAL database would grow -wal/-shm beside it):
         # a rollback-journal snapshot, -wal data included, becomes the payload, and
         # the rows are counted on it here, in the worker (COUNT(*) is a scan).
-        from monkeyllm_core.sample_map import describe_tables
-        from monkeyllm_core.sqlite_copy import snapshot_database
+        from monkeyllm_core.data.sample_map import describe_tables
+        from monkeyllm_core.data.sqlite_copy import snapshot_database
         snapshot = new_tmp_path(tmp_dir)
         try:
             snapshot_database(conv.payload_path or path, snapshot)

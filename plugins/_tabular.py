@@ -126,7 +126,7 @@ def _ascii_if_latin(char: str) -> str:
 
 def _is_name_character(char: str) -> bool:
     """A letter without case or in lowercase, a combining mark or a decimal digit: the
-    characters the engine accepts in a name (``monkeyllm_core.dataset.is_schema_name``)."""
+    characters the engine accepts in a name (``monkeyllm_core.data.dataset.is_schema_name``)."""
     if char.isascii():
         return char.isdigit() or char.islower()
     return unicodedata.category(char) in _NAME_CATEGORIES

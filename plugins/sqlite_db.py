@@ -13,7 +13,7 @@ The source is never written to, nor is anything created beside it:
 - with a non-empty ``-wal`` (a WAL database with changes not yet checkpointed, often
   one an application still has open), the database and its ``-wal`` are copied into
   a private temporary folder and read there, so committed rows still in the ``-wal``
-  are seen (``monkeyllm_core.sqlite_copy``).
+  are seen (``monkeyllm_core.data.sqlite_copy``).
 
 The payload the Gardener installs is made the same way (``snapshot_database``, in
 the worker stage): every committed row, in rollback-journal mode, so a query on the
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_core.sqlite_copy import has_wal_data, snapshot_database
+from monkeyllm_core.data.sqlite_copy import has_wal_data, snapshot_database
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.hookspecs import hookimpl

@@ -219,7 +219,7 @@ def forest_digest(forest: Path) -> dict[str, Any]:
 
 
 def row_counts(db: Path) -> dict[str, int]:
-    from monkeyllm_core.sqlnames import quote_identifier  # table names may hold quotes (BAD-INPUTS)
+    from monkeyllm_core.data.sqlnames import quote_identifier  # table names may hold quotes (BAD-INPUTS)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 from monkeyllm_core import Vine, init_forest
-from monkeyllm_core.packfile import KEEP_MARK, LEGACY_TEMP_PREFIX, TEMP_PREFIX
-from monkeyllm_core.validate import validate_forest
+from monkeyllm_core.store.packfile import KEEP_MARK, LEGACY_TEMP_PREFIX, TEMP_PREFIX
+from monkeyllm_core.forest.validate import validate_forest
 
 CHILD = '''
 import itertools, sys

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from monkeyllm_core import Vine, init_forest
-from monkeyllm_core.validate import validate_forest
+from monkeyllm_core.forest.validate import validate_forest
 
 PYTHON = sys.executable
 

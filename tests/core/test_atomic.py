@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from monkeyllm_core import Vine
-from monkeyllm_core.atomic import spare_path, write_atomically
+from monkeyllm_core.writing.atomic import spare_path, write_atomically
 
 
 def test_a_replaced_file_holds_the_new_bytes_and_its_inode_is_reused(tmp_path: Path) -> None:

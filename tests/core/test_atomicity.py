@@ -16,8 +16,8 @@ from contextlib import contextmanager
 import pytest
 
 from monkeyllm_core import Vine, parse_node
-from monkeyllm_core.gitstore import GitError
-from monkeyllm_core.packfile import TEMP_PREFIX
+from monkeyllm_core.store.history import GitError
+from monkeyllm_core.store.packfile import TEMP_PREFIX
 
 
 def state(forest):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from monkeyllm_core import branches as br
+from monkeyllm_core.forest import branches as br
 
 TEMPLATES = {
     "fresh": br.branch_body("Notes", "Every note."),

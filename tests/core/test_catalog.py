@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from monkeyllm_core import Vine, parse_node, render_node
-from monkeyllm_core.catalog import NODE_COLUMNS
+from monkeyllm_core.forest.catalog import NODE_COLUMNS
 
 PROVENANCE = {"source": "ingest", "confidence": 0.7, "origin": "file:///exports/sales/policy.docx",
               "source_path": "sales/Policy.docx", "source_hash": "ab" * 32, "source_size": 20480,

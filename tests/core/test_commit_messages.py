@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from monkeyllm_core import init_forest, parse_node
-from monkeyllm_core.commitmsg import MESSAGE_MAX, SUBJECT_MAX, commit_message
-from monkeyllm_core.gitstore import Committer
+from monkeyllm_core.store.messages import MESSAGE_MAX, SUBJECT_MAX, commit_message
+from monkeyllm_core.store.history import Committer
 
 NASTY_TITLE = ("Q1\x00 plan \x1b[31mred\x1b[0m \x1b]0;pwned\x07 \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\"
                " \u202eevil\u202c \u2066iso\u2069 \x9b2J \x07bell\x7f" + "x" * 100_000)

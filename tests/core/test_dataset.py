@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.dataset import create_dataset, generate_ddl, validate_schema
+from monkeyllm_core.data.dataset import create_dataset, generate_ddl, validate_schema
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import copy_file_with_hash, sha256_file
 

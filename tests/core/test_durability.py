@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from monkeyllm_core import Vine
-from monkeyllm_core.gitstore import Committer
-from monkeyllm_core.packfile import KEEP_MARK, keep_content
+from monkeyllm_core.store.history import Committer
+from monkeyllm_core.store.packfile import KEEP_MARK, keep_content
 
 DATASET = {"schema": {"t": {"columns": {"n": "INTEGER"}}}, "rows": {"t": [[1], [2]]}}
 

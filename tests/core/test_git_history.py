@@ -8,8 +8,8 @@ import subprocess
 import sys
 import threading
 
-from monkeyllm_core.gitstore import head_commit
-from monkeyllm_core.packfile import TEMP_PREFIX
+from monkeyllm_core.store.history import head_commit
+from monkeyllm_core.store.packfile import TEMP_PREFIX
 
 
 def blob_id(data: bytes) -> str:

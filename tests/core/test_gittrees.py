@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.gittrees import TreeCache
+from monkeyllm_core.store.trees import TreeCache
 
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monkeyllm_core import VineError, parse_node
-from monkeyllm_core.sections import get_section
+from monkeyllm_core.forest.sections import get_section
 
 
 @pytest.fixture

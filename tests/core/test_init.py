@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from monkeyllm_core import Vine, VineError, init_forest, parse_node
-from monkeyllm_core.dialect import DEFAULT_RELS, DEFAULT_TYPES, load_dialect
+from monkeyllm_core.forest.dialect import DEFAULT_RELS, DEFAULT_TYPES, load_dialect
 
 IGNORED = ["_derived/", ".vine.lock", "*.db", "*.sqlite", "*.sqlite3", "_assets/"]
 

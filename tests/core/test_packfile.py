@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.gitdelta import make_delta
-from monkeyllm_core.packfile import (
+from monkeyllm_core.store.delta import make_delta
+from monkeyllm_core.store.packfile import (
     PackEntry,
     TEMP_PREFIX,
     PackWriter,
@@ -379,7 +379,7 @@ def test_remove_stale_temp_packs_deletes_only_a_killed_writers_files(repo: Path)
     kept = PackWriter(pack_dir)
     kept.add("blob", b"published\n")
     published = kept.finalize()
-    killed = (f"from pathlib import Path; import os; from monkeyllm_core.packfile import PackWriter\n"
+    killed = (f"from pathlib import Path; import os; from monkeyllm_core.store.packfile import PackWriter\n"
               f"w = PackWriter(Path({str(pack_dir)!r})); w.add('blob', b'lost\\n'); os._exit(9)\n")
     subprocess.run([sys.executable, "-c", killed], check=False)
     assert len(list(pack_dir.glob(f"{TEMP_PREFIX}*.pack"))) == 1
@@ -392,7 +392,7 @@ def test_remove_stale_temp_packs_deletes_only_a_killed_writers_files(repo: Path)
 _FILE_SIZE_LIMIT_SCRIPT = r"""
 import errno, json, os, random, resource, signal, sys
 from pathlib import Path
-from monkeyllm_core.packfile import PackWriter
+from monkeyllm_core.store.packfile import PackWriter
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)      # EFBIG instead of death at the limit
 writer = PackWriter(Path(sys.argv[1]))

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from monkeyllm_core import VineError, parse_node, render_node
-from monkeyllm_core.dialect import load_dialect
-from monkeyllm_core.rules import validate_passport
+from monkeyllm_core.forest.dialect import load_dialect
+from monkeyllm_core.forest.rules import validate_passport
 
 FOREIGN = """---
 id: people/ana

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from monkeyllm_core import Vine, VineError, parse_node
-from monkeyllm_core.sections import get_section
+from monkeyllm_core.forest.sections import get_section
 
 SUMMARY = "Return and exchange windows per channel, with invoice rules."
 

@@ -14,9 +14,9 @@ import pytest
 
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.sample_map import render_sample_rows
-from monkeyllm_core.sqlquery import MAX_VALUE_BYTES, MIN_COLUMN_LIMIT, run_query
-from monkeyllm_core.tend_sql import run_tend
+from monkeyllm_core.data.sample_map import render_sample_rows
+from monkeyllm_core.data.query import MAX_VALUE_BYTES, MIN_COLUMN_LIMIT, run_query
+from monkeyllm_core.data.tend import run_tend
 
 needs_setlimit = pytest.mark.skipif(
     not hasattr(sqlite3.Connection, "setlimit"),

@@ -8,8 +8,8 @@ import pytest
 
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.sample_map import describe_tables, render_query_manual, render_sample_rows
-from monkeyllm_core.sqlnames import quote_identifier
+from monkeyllm_core.data.sample_map import describe_tables, render_query_manual, render_sample_rows
+from monkeyllm_core.data.sqlnames import quote_identifier
 
 
 def make_db(path: Path, statements: list[str], rows: dict[str, list[tuple]] | None = None) -> Path:

@@ -4,8 +4,8 @@ import sqlite3
 
 import pytest
 
-from monkeyllm_core._sqltext import SqlTextError, bare_words, has_outer_word, tokenize
-from monkeyllm_core.sqlnames import SQL_KEYWORDS, is_plain_identifier, quote_identifier
+from monkeyllm_core.data.sqltext import SqlTextError, bare_words, has_outer_word, tokenize
+from monkeyllm_core.data.sqlnames import SQL_KEYWORDS, is_plain_identifier, quote_identifier
 
 AWKWARD_NAMES = [
     "order", "group", "select", "my table", "2026 sales", 'a"b', '""', "🍌 bananas",

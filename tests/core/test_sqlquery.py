@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.sqlquery import open_readonly, run_query
+from monkeyllm_core.data.query import open_readonly, run_query
 
 BASE_KEYS = ["columns", "rows", "row_count", "limited", "elapsed_ms"]
 

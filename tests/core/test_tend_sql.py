@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.dataset import create_dataset
+from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.tend_sql import run_tend
+from monkeyllm_core.data.tend import run_tend
 
 SCHEMA = {
     "clients": {

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from monkeyllm_core import parse_node
-from monkeyllm_core.branches import coverage_text
-from monkeyllm_core.catalog import CATALOG_PATH
-from monkeyllm_core.validate import check_forest
+from monkeyllm_core.forest.branches import coverage_text
+from monkeyllm_core.forest.catalog import CATALOG_PATH
+from monkeyllm_core.forest.validate import check_forest
 
 WRITER = """
 import sys

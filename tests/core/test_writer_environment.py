@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from monkeyllm_core import Vine, init_forest
-from monkeyllm_core.gitstore import Committer
+from monkeyllm_core.store.history import Committer
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -47,7 +47,7 @@ def test_opening_another_worktree_does_not_sweep_a_live_writers_keep(tmp_path):
 
 
 def test_a_keep_naming_a_dead_writer_is_swept_and_a_live_ones_stays(tmp_path):
-    from monkeyllm_core.packfile import keep_content
+    from monkeyllm_core.store.packfile import keep_content
     main = init_forest(tmp_path / "brain", "T")
     pack_dir = main / ".git/objects/pack"
     dead = subprocess.Popen(["true"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.dataset import create_dataset
+from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener.testing import isolated_env
 from monkeyllm_plugins.csv_dataset import CsvConverter
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from monkeyllm_core.dataset import create_dataset
+from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.testing import isolated_env
 from monkeyllm_plugins._encoding import detect_encoding

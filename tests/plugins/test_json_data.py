@@ -9,7 +9,7 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from monkeyllm_core.dataset import create_dataset
+from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_plugins import json_data

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core.sqlite_copy import journal_versions, snapshot_database
+from monkeyllm_core.data.sqlite_copy import journal_versions, snapshot_database
 from monkeyllm_gardener.testing import isolated_env
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]

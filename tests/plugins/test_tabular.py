@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from monkeyllm_core.sqlnames import quote_identifier
+from monkeyllm_core.data.sqlnames import quote_identifier
 from monkeyllm_plugins._tabular import (
     NumberToken,
     TypeTracker,

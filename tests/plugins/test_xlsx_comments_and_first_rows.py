@@ -19,7 +19,7 @@ import xlwt
 from openpyxl.comments import Comment
 from xlwt.CompoundDoc import XlsDoc
 
-from monkeyllm_core.dataset import create_dataset
+from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_plugins.xls_dataset import XlsConverter
 from monkeyllm_plugins.xlsx_dataset import XlsxConverter
 

@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 
 from . import branches as br
-from . import gitrepo, gitstore
-from .commitmsg import one_line
+from ..store import repo as gitrepo, history as gitstore
+from ..store.messages import one_line
 from .dialect import SCHEMA_PATH
-from .errors import VineError
+from ..errors import VineError
 from .passport import render_node
 from .rules import MASTER_ID
-from .vine import is_forest, today
+from ..vine import is_forest, today
 
 
 def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = None) -> Path:

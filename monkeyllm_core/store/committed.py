@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .dialect import SCHEMA_PATH, Dialect, parse_dialect
-from .errors import VineError
-from .gitstore import GitError, read_blobs, run_git
-from .passport import Node, parse_node
+from ..forest.dialect import SCHEMA_PATH, Dialect, parse_dialect
+from ..errors import VineError
+from .history import GitError, read_blobs, run_git
+from ..forest.passport import Node, parse_node
 
 _PRUNED_FOLDERS = ("_derived", "_assets")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from .errors import VineError
+from ..errors import VineError
 from .rules import check_id, is_branch_id
 from .sections import append_section, replace_section, section, section_span
 

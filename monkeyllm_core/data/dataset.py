@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import VineError
+from ..errors import VineError
 from .sqlnames import quote_identifier
 
 NAME_PATTERN = re.compile(r"[a-z_][a-z0-9_]*")

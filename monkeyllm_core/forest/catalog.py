@@ -65,7 +65,7 @@ class Catalog:
         path = root / CATALOG_PATH
         self.path = path
         if readonly:
-            from .sqlquery import open_readonly
+            from ..data.query import open_readonly
             self.db = open_readonly(path)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ._sqltext import (
+from .sqltext import (
     SqlTextError,
     Token,
     bare_words,
@@ -57,7 +57,7 @@ from ._sqltext import (
     text_without_trailing_comments,
     tokenize,
 )
-from .errors import VineError, estimate_tokens
+from ..errors import VineError, estimate_tokens
 from .sqlnames import SQL_KEYWORDS, quote_identifier
 
 DEFAULT_LIMIT = 200

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .errors import VineError
+from ..errors import VineError
 
 try:  # libyaml is ~9x faster than the pure-Python loader/dumper
     _Loader = yaml.CSafeLoader

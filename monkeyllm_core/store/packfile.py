@@ -37,8 +37,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .gitdelta import make_delta
-from .lineage import process_alive
+from .delta import make_delta
+from ..writing.lineage import process_alive
 
 TEMP_PREFIX = "vine_tmp_"
 LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept

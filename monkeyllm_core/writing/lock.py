@@ -24,7 +24,7 @@ import socket
 from pathlib import Path
 
 from . import lineage
-from .errors import VineError
+from ..errors import VineError
 
 LOCK_NAME = ".vine.lock"
 

@@ -23,11 +23,11 @@ from typing import Literal, Protocol
 
 from . import branches as br
 from .dialect import Dialect
-from .errors import VineError, estimate_tokens
+from ..errors import VineError, estimate_tokens
 from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
-from .vine import Vine, payload_file
-from .writer_probe import LockState, probe
+from ..vine import Vine, payload_file
+from ..writing.writer_probe import LockState, probe
 
 FILE_READ_ATTEMPTS = 3  # reads of the files before a stream of writers sends validate to HEAD
 
@@ -81,7 +81,7 @@ def check_forest(vine: Vine) -> Validation:
 
 
 def _check_committed(root: Path, state: LockState) -> Validation:
-    from .committed import CommittedForest
+    from ..store.committed import CommittedForest
     committed = CommittedForest(root)
     who = f"a writer is active ({state.writer})" if state.active else "writers kept starting and stopping"
     note = (f"{who}: checked the last committed state, commit {committed.commit[:12]}; "
@@ -97,7 +97,7 @@ def validate_forest(vine: Vine) -> list[Finding]:
 def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
     """``payload_root`` None: payloads are not checked (committed passports describe
     the payloads of their commit, not the ones on disk now)."""
-    from .hashing import sha256_file
+    from ..hashing import sha256_file
     findings: list[Finding] = []
 
     def add(level: Literal["error", "warning"], code: str, node: str, message: str) -> None:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from .dialect import Dialect
-from .errors import VineError, estimate_tokens
+from ..errors import VineError, estimate_tokens
 from .passport import REQUIRED_KEYS
 
 SUMMARY_MAX_TOKENS = 60

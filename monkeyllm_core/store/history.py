@@ -45,9 +45,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import gitrepo, lineage
-from .commitmsg import commit_message
-from .gittrees import TreeCache
+from . import repo as gitrepo
+from ..writing import lineage
+from .messages import commit_message
+from .trees import TreeCache
 from .packfile import PackWriter, release_keep, remove_stale_keeps, remove_stale_temp_packs
 
 DEFAULT_NAME = "vine"

@@ -23,9 +23,9 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from .errors import VineError
+from ..errors import VineError
 from .sqlnames import quote_identifier
-from .sqlquery import open_readonly
+from .query import open_readonly
 
 MAX_SAMPLE_ROWS = 3
 MAX_SAMPLE_COLUMNS = 12

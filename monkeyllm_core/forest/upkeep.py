@@ -17,7 +17,7 @@ import copy
 from typing import Any, Callable, Mapping, Protocol
 
 from . import branches as br
-from .errors import VineError
+from ..errors import VineError
 from .passport import Node, parse_node, render_node_parsed
 from .rules import is_branch_id, node_path, parent_of, today, trail_of
 

@@ -17,9 +17,9 @@ import os
 import sqlite3
 from typing import Any
 
-from ._sqltext import bare_words, first_word, has_outer_word, split_trailing_semicolon
-from .errors import VineError
-from .sqlquery import (
+from .sqltext import bare_words, first_word, has_outer_word, split_trailing_semicolon
+from ..errors import VineError
+from .query import (
     BUSY_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
     _require_file,

@@ -1,0 +1,11 @@
+"""The write path: what makes a write all-or-nothing and a kill harmless.
+
+- ``transaction``: one write's touched files and payloads, applied or undone whole.
+- ``payloads``: installing, rebuilding and putting back dataset and media payloads.
+- ``recovery``: after a kill, the next writable open puts back what the journal names.
+- ``journal``: the write-ahead journal those two read and write.
+- ``atomic``: a file replaced so readers never see half of it.
+- ``lock``: one writer per forest; readers never wait.
+- ``lineage`` and ``writer_probe``: what a process forked from the writer may hold,
+  and whether the writer that left a lock or a pack is still alive.
+"""
