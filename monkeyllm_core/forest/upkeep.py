@@ -36,6 +36,7 @@ class BranchUpkeep:
         self._repeated_by = repeated_by
         self._parsed: dict[str, tuple[str, Node]] = {}  # rel -> (text, what parse_node gives for it)
         self._listings: dict[str, br.Listing] = {}  # rel -> what the branch's latest body lists
+        self._format_checked: set[str] = set()  # branches whose formatting this session repaired
 
     # -- rendering a branch for a transaction ------------------------------------------
     def render(self, fm: dict[str, Any], body: str) -> tuple[str, set[str]]:
@@ -85,6 +86,12 @@ class BranchUpkeep:
             parent.body, section_name, fm["id"], self.entry_for(fm), self._listings.get(parent_rel))
         if body is None:
             return
+        if parent_rel not in self._format_checked:
+            self._format_checked.add(parent_rel)
+            repaired = self._repair_format(txn, body, parent.frontmatter)
+            if repaired is not body:
+                body = repaired
+                self._listings.pop(parent_rel, None)  # it described the body before the repair
         if counts is None and new:  # a stale line for this id was replaced: recount
             counts = (br.count_entries(body, br.DIRECT_BANANAS), br.count_entries(body, br.SUB_BRANCHES))
         pfm = dict(parent.frontmatter)
@@ -95,6 +102,29 @@ class BranchUpkeep:
         if pfm.get("coverage") != parent.frontmatter.get("coverage"):
             # the grandparent's entry line for this branch carries its coverage
             self.list_in_parent(txn, pfm, new=False, old=parent.frontmatter)
+
+    def _repair_format(self, txn: Transaction, body: str, fm: Mapping[str, Any]) -> str:
+        """What another engine writes differently, made ours when we write the branch
+        anyway (once per branch and session): a sub-branch entry line that repeats the
+        summary but leaves out the coverage gets it, and a ``>`` blockquote worded
+        apart from the summary repeats it. Both are what ``vine validate`` warns of.
+        Anything else on a line (a different summary) is left for validate to report."""
+        repaired = body
+        for line in br.section_lines(body, br.SUB_BRANCHES):
+            if "]]" not in line:
+                continue
+            kid = line[4:line.index("]]")]
+            text = txn.read(node_path(kid)) if is_branch_id(kid) else None
+            if text is None:
+                continue
+            kfm = parse_node(text, where=node_path(kid)).frontmatter
+            if kfm.get("summary") and line == br.entry_line(kid, kfm["summary"]):
+                repaired = br.refresh_repeats(repaired, (line,), self.entry_for(kfm), (br.SUB_BRANCHES,))
+        summary = str(fm.get("summary") or "")
+        quote = br.blockquote(repaired)
+        if summary and quote is not None and quote != br.one_line(summary):
+            repaired = br.set_blockquote(repaired, summary)
+        return repaired if repaired != body else body
 
     def _refresh_repeats(self, txn: Transaction, old: Mapping[str, Any], fm: Mapping[str, Any],
                          parent_id: str) -> None:

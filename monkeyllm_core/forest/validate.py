@@ -2,7 +2,9 @@
 
 One finding per problem. Errors break the format (another engine would refuse
 the node or mislead an agent); warnings are drift a write will repair
-(payload hash drift, a branch that needs splitting, a dangling wikilink).
+(payload hash drift, a branch that needs splitting, a dangling wikilink, and the
+formatting other engines write differently: a sub-branch entry line without its
+coverage, a ``>`` blockquote worded apart from the summary).
 
 A writer's files are mid-write between its steps (a node is on disk before its
 parent's index lists it), so ``check_forest``, what ``vine validate`` runs, reads
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from . import branches as br
-from .dialect import Dialect
+from .dialect import SCHEMA_PATH, Dialect
 from ..errors import VineError, estimate_tokens
 from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
@@ -34,6 +36,9 @@ FILE_READ_ATTEMPTS = 3  # reads of the files before a stream of writers sends va
 SPLIT_ENTRIES = 150
 SPLIT_TOKENS = 3000
 _WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
+
+
+DIALECT_ID = SCHEMA_PATH[:-len(".md")]  # a wikilink to the dialect is a link to a real page
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
                 add("error", "E_NOT_FOUND", node_id, f"link {link.get('rel')} -> {link.get('target')} is broken")
         for target in _WIKILINK.findall(_strip_code(bodies[node_id])):
             target = target.strip()
-            if target not in nodes and not is_branch_id(node_id):
+            if target not in nodes and target != DIALECT_ID and not is_branch_id(node_id):
                 add("warning", "W_WIKILINK", node_id, f"wikilink [[{target}]] points to no node")
         if fm.get("payload"):
             try:
@@ -183,7 +188,14 @@ def _check_branch(branch_id, fm, body, kids, nodes, add) -> None:
         if kfm is None or not kfm.get("summary"):
             continue
         coverage = str(kfm.get("coverage") or br.coverage_text(0, 0)) if is_branch_id(kid) else None
-        if line != br.entry_line(kid, kfm["summary"], coverage):
+        if line == br.entry_line(kid, kfm["summary"], coverage):
+            continue
+        if coverage is not None and line == br.entry_line(kid, kfm["summary"]):
+            # other engines write sub-branch lines without the coverage: nothing in it
+            # misleads a reader, and the next write to this branch adds it
+            add("warning", "W_BRANCH_FORMAT", branch_id, f"entry line for {kid} leaves out its coverage"
+                " (the next write to this branch adds it)")
+        else:
             add("error", "E_BRANCH", branch_id, f"entry line for {kid} does not repeat its summary"
                 + (" and coverage" if coverage else ""))
     expected = br.coverage_text(len(listed_leaves), len(listed_subs))
@@ -191,7 +203,10 @@ def _check_branch(branch_id, fm, body, kids, nodes, add) -> None:
         add("error", "E_BRANCH", branch_id, f"coverage says {fm.get('coverage')!r}, entries count {expected!r}")
     quote = br.blockquote(body)
     if quote is not None and fm.get("summary") and quote != br.one_line(fm["summary"]):
-        add("error", "E_BRANCH", branch_id, "the > blockquote disagrees with the frontmatter summary")
+        # the summary (what entry lines and locate show) is the branch's word; a
+        # blockquote worded apart from it is prose for a person, repaired on write
+        add("warning", "W_BRANCH_FORMAT", branch_id, "the > blockquote is worded apart from the frontmatter"
+            " summary (the next write to this branch makes it repeat the summary)")
     if len(listed) > SPLIT_ENTRIES or estimate_tokens(body) > SPLIT_TOKENS:
         add("warning", "needs_split", branch_id,
             f"{len(listed)} entries, {estimate_tokens(body)} tokens: over {SPLIT_ENTRIES} entries or {SPLIT_TOKENS} tokens")
