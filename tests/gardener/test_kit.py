@@ -1,0 +1,108 @@
+"""The plugin kit as a plugin author meets it: every public name documented, the
+protocols matching what the built-ins register, the model client on a real
+OpenAI-compatible server (127.0.0.1)."""
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import monkeyllm_gardener
+from monkeyllm_gardener import Conversion, Converter, Describer, MediaInfo, OptionalDependencies, kit
+from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
+from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
+
+
+def test_every_kit_module_and_public_function_or_class_is_documented() -> None:
+    undocumented = [module.__name__ for module in kit._MODULES if not (module.__doc__ or "").strip()]
+    for name in kit.__all__:
+        value = getattr(kit, name)
+        if (inspect.isfunction(value) or inspect.isclass(value)) and not inspect.getdoc(value):
+            undocumented.append(name)
+    assert undocumented == []
+
+
+def test_the_kit_exports_each_modules_public_names_and_the_protocols_are_package_names() -> None:
+    for module in kit._MODULES:
+        for name in module.__all__:
+            assert getattr(kit, name) is getattr(module, name)
+    assert monkeyllm_gardener.Converter is kit.Converter
+    assert monkeyllm_gardener.Describer is kit.Describer
+    assert monkeyllm_gardener.OptionalDependencies is kit.OptionalDependencies
+
+
+def registered_by_builtins(hook: str) -> list[Any]:
+    items: list[Any] = []
+    for name in BUILTIN_PLUGIN_MODULES:
+        module = importlib.import_module(name)
+        if hasattr(module, hook):
+            getattr(module, hook)(register=lambda item, priority=0.0: items.append(item))
+    return items
+
+
+def test_every_builtin_converter_is_a_converter_and_those_needing_modules_say_which() -> None:
+    converters = registered_by_builtins("register_converters")
+    assert len(converters) >= 9
+    assert all(isinstance(converter, Converter) for converter in converters)
+    needing = {c.name for c in converters if isinstance(c, OptionalDependencies)}
+    assert {"xlsx", "xls", "docx", "image", "audio"} <= needing
+
+
+def test_the_vision_describer_is_a_describer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MONKEYLLM_VISION_MODEL", "vision-model")
+    monkeypatch.setenv("MONKEYLLM_LLM_ENDPOINT", "http://127.0.0.1:9/v1")
+    [describer] = registered_by_builtins("register_describers")
+    assert isinstance(describer, Describer)
+
+
+class DuckConverter:  # no base class: a plugin's converter as the README shows it
+    name = "duck"
+    extensions = (".duck",)
+
+    def convert(self, path: Path) -> Conversion:
+        return Conversion(kind="markdown", markdown=f"# {path.stem}\n")
+
+
+class NoConvert:
+    name = "half"
+    extensions = (".half",)
+
+
+class Stub:
+    name = "stub"
+    kinds = frozenset({"audio"})
+
+    def describe(self, path: Path, info: MediaInfo) -> str | None:
+        return None
+
+
+def test_the_protocols_are_structural() -> None:
+    assert isinstance(DuckConverter(), Converter)
+    assert not isinstance(DuckConverter(), OptionalDependencies)
+    assert not isinstance(NoConvert(), Converter)
+    assert isinstance(Stub(), Describer) and not isinstance(Stub(), Converter)
+
+
+def test_model_client_reads_the_binding_and_answers_with_the_first_choice() -> None:
+    with ScriptedOpenAIServer(default_reply=chat_completion("A diagram of three boxes.")) as server:
+        client = kit.ModelClient.from_env({"MONKEYLLM_LLM_ENDPOINT": server.base_url, "MONKEYLLM_LLM_RETRIES": "0"})
+        try:
+            text = client.complete(model="m", messages=[{"role": "user", "content": "describe"}], max_tokens=50)
+        finally:
+            client.close()
+        [sent] = server.requests
+    assert text == "A diagram of three boxes."
+    assert (sent["model"], sent["max_tokens"], sent["messages"][0]["content"]) == ("m", 50, "describe")
+
+
+def test_model_client_failures_are_one_line_kit_errors() -> None:
+    with pytest.raises(kit.ModelConfigError, match="MONKEYLLM_LLM_ENDPOINT"):
+        kit.ModelClient.from_env({})
+    with ScriptedOpenAIServer(default_reply=(503, {"error": {"message": "overloaded"}})) as server:
+        client = kit.ModelClient.from_env({"MONKEYLLM_LLM_ENDPOINT": server.base_url, "MONKEYLLM_LLM_RETRIES": "0"})
+        with pytest.raises(kit.ModelFailure, match="HTTP 503"):
+            client.complete(model="m", messages=[{"role": "user", "content": "x"}], max_tokens=5)
+        client.close()
