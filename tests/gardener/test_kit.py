@@ -106,3 +106,25 @@ def test_model_client_failures_are_one_line_kit_errors() -> None:
         with pytest.raises(kit.ModelFailure, match="HTTP 503"):
             client.complete(model="m", messages=[{"role": "user", "content": "x"}], max_tokens=5)
         client.close()
+
+
+def readme_plugin_example() -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Writing a plugin"):]
+    return section[section.index("```python\n") + len("```python\n"):section.index("\n```\n")]
+
+
+def test_the_readme_plugin_example_converts_a_log_as_it_says(tmp_path: Path) -> None:
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(readme_plugin_example(), "README.md", "exec"), namespace)  # the asserts in it run too
+    log = tmp_path / "Disk Usage.log"
+    log.write_bytes("Host | Disk %\nweb-1 | 91.5\ncaf\u00e9 | 12\n".encode("cp1252"))
+    conversion = namespace["LogConverter"]().convert(log)
+    assert conversion.schema == {"disk_usage": {"columns": {"host": "TEXT", "disk_pct": "REAL"}}}
+    assert conversion.rows == {"disk_usage": [("web-1", 91.5), ("caf\u00e9", 12.0)]}
+    assert "Header `Disk %` is named `disk_pct`." in conversion.manual_notes
+    assert conversion.warnings == ("Disk Usage.log: decoded as cp1252 (not valid UTF-8); "
+                                   "re-save as UTF-8 if characters look wrong",)
+    registered: list[Any] = []
+    namespace["register_converters"](register=lambda converter, priority: registered.append(converter))
+    assert [converter.name for converter in registered] == ["acme-log"]
