@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm_gardener import Conversion, ConversionError, MediaInfo, hookimpl
-from monkeyllm_gardener.kit import fold_tag, media_conversion
+from monkeyllm_gardener.kit import media_conversion
 
 from ._extras import INGEST_HINT
 from ._image_metadata import ImageFacts, read_image_facts
@@ -128,6 +128,8 @@ def passport_fields(facts: ImageFacts) -> dict[str, Any]:
 def keyword_tags(keywords: tuple[str, ...]) -> list[str]:
     """The first ``MAX_KEYWORD_TAGS`` keywords as forest tags ("Eiffel Tower" ->
     ``eiffel-tower``), skipping any that fold to nothing or to more than a short word."""
+    from monkeyllm_gardener.kit import fold_tag  # the Curator's rule: imported when a photo has keywords
+
     tags: list[str] = []
     for keyword in keywords:
         tag = fold_tag(keyword)

@@ -10,7 +10,7 @@ it has transparency, else JPEG), capped at 1.5 MB, and sent as a data URL. The m
 is asked what the image shows and to transcribe legible text, labels, code and the
 structure of diagrams: the transcription is what exact-term search will read.
 A transport failure raises, so the host records a warning and falls back to the stub.
-pillow and openai are imported lazily.
+pillow, openai and the model client (the Curator's package) are imported lazily.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from monkeyllm_gardener import MediaInfo, hookimpl
-from monkeyllm_gardener.kit import ModelClient, ModelConfigError, ModelFailure
 
 MAX_SIDE_PX = 1024
 MAX_ENCODED_BYTES = 1_500_000
@@ -118,6 +117,8 @@ class VisionDescriber:
     kinds = frozenset({"image"})
 
     def __init__(self, *, model: str, environ: Mapping[str, str]) -> None:
+        from monkeyllm_gardener.kit import ModelClient  # only once a vision model is bound
+
         self.model = model
         self.client = ModelClient.from_env(environ)  # ModelConfigError if unusable
         self.max_tokens = _int_env(environ, "MONKEYLLM_VISION_MAX_TOKENS", DEFAULT_MAX_TOKENS)
@@ -140,6 +141,8 @@ class VisionDescriber:
                 ],
             },
         ]
+        from monkeyllm_gardener.kit import ModelFailure
+
         try:
             text = self.client.complete(model=self.model, messages=messages, max_tokens=self.max_tokens)
         except ModelFailure as exc:
@@ -156,6 +159,8 @@ def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
+        from monkeyllm_gardener.kit import ModelConfigError
+
         raise ModelConfigError(f"{name} must be a whole number >= 1, got {raw[:40]!r}")
     return int(raw)
 
@@ -167,6 +172,8 @@ def describer_from_env(environ: Mapping[str, str]) -> VisionDescriber | None:
     if not model:
         return None
     if not (environ.get("MONKEYLLM_LLM_ENDPOINT") or "").strip():
+        from monkeyllm_gardener.kit import ModelConfigError
+
         raise ModelConfigError(
             "MONKEYLLM_VISION_MODEL is set but MONKEYLLM_LLM_ENDPOINT is not "
             "(an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1)"

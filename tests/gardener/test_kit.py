@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,8 +20,13 @@ from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
 
 
+def kit_modules() -> list[ModuleType]:
+    return [importlib.import_module(found.name)
+            for found in pkgutil.iter_modules(kit.__path__, "monkeyllm_gardener.kit.")]
+
+
 def test_every_kit_module_and_public_function_or_class_is_documented() -> None:
-    undocumented = [module.__name__ for module in kit._MODULES if not (module.__doc__ or "").strip()]
+    undocumented = [module.__name__ for module in kit_modules() if not (module.__doc__ or "").strip()]
     for name in kit.__all__:
         value = getattr(kit, name)
         if (inspect.isfunction(value) or inspect.isclass(value)) and not inspect.getdoc(value):
@@ -26,12 +35,27 @@ def test_every_kit_module_and_public_function_or_class_is_documented() -> None:
 
 
 def test_the_kit_exports_each_modules_public_names_and_the_protocols_are_package_names() -> None:
-    for module in kit._MODULES:
+    modules = kit_modules()
+    assert sorted(name for module in modules for name in module.__all__) == kit.__all__
+    for module in modules:
         for name in module.__all__:
             assert getattr(kit, name) is getattr(module, name)
     assert monkeyllm_gardener.Converter is kit.Converter
     assert monkeyllm_gardener.Describer is kit.Describer
     assert monkeyllm_gardener.OptionalDependencies is kit.OptionalDependencies
+
+
+def test_loading_the_builtins_does_not_load_the_curator() -> None:
+    # The model client and the tag rule are the Curator's; a run without a vision
+    # model or a photo's keywords (every worker process, a no-change sync) never
+    # pays for importing it.
+    script = ("import importlib, sys\n"
+              "from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES\n"
+              "for name in BUILTIN_PLUGIN_MODULES:\n"
+              "    importlib.import_module(name)\n"
+              "print(sorted(m for m in sys.modules if m.startswith('monkeyllm_gardener.curator')))\n")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
 
 
 def registered_by_builtins(hook: str) -> list[Any]:

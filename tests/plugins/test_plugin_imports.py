@@ -15,6 +15,8 @@ inside functions included, against the names those packages really export.
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -37,8 +39,8 @@ def plugin_api() -> dict[str, frozenset[str]]:
         "monkeyllm_gardener.kit": frozenset(monkeyllm_gardener.kit.__all__),
         "monkeyllm_core": frozenset(monkeyllm_core.__all__),
     }
-    for module in monkeyllm_gardener.kit._MODULES:
-        api[module.__name__] = frozenset(module.__all__)
+    for found in pkgutil.iter_modules(monkeyllm_gardener.kit.__path__, "monkeyllm_gardener.kit."):
+        api[found.name] = frozenset(importlib.import_module(found.name).__all__)
     return api
 
 
