@@ -20,14 +20,18 @@ from typing import Mapping, Sequence
 
 from monkeyllm_core.store.messages import one_line
 
+# Markdown is read by the plugin kit's rules, so a derived title and a derived
+# summary agree with what a converter sees (the kit is their home).
+from monkeyllm_gardener.kit.markdown import FENCE as _FENCE
+from monkeyllm_gardener.kit.markdown import MAX_LINE_CHARS as _MAX_LINE_CHARS
+from monkeyllm_gardener.kit.markdown import MAX_SCANNED_CHARS as _MAX_SCANNED_CHARS
+from monkeyllm_gardener.kit.markdown import first_h1, strip_frontmatter, strip_inline_markdown
+
 MAX_SUMMARY_CHARS = 240
 MAX_SENTENCES = 3
 ELLIPSIS = "…"
 BOILERPLATE_OPENINGS = ("this document describes", "file containing")
 
-_FRONTMATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
-_FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _SETEXT_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
@@ -35,71 +39,21 @@ _TABLE_LINE = re.compile(r"^\s*\|")
 _TABLE_SEPARATOR = re.compile(r"^\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _QUOTE_MARKER = re.compile(r"^\s*(?:>\s?)+")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
-_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
-_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
-_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_EMPHASIS = re.compile(r"(\*\*|__|~~)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?!\w)|(?<![\w_])_(?!\s)(.+?)(?<!\s)_(?![\w])")
-_CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+")
 # The tokens a link-only line is made of, and what may sit between them. Checked by
 # removing the tokens, not by one anchored "(token separator?)+" pattern: that one
 # backtracks exponentially on a line like "http://http://http://... !".
 _LINK_TOKEN = re.compile(r"!?\[[^\]]*\]\([^)]*\)|\[\[[^\]]+\]\]|<[^>]+>|https?://\S+")
 _LINK_SEPARATORS = re.compile(r"[\s,;|·•-]*")
-_SPACES = re.compile(r"\s+")
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _REFERENCE_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
 # What a converter writes in place of content that is not text (docx_document).
 _PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded object)\b[^\]]*\]\s*)+$")
-_ATX_H1 = re.compile(r"\s{0,3}#(?!#)\s")
 # A summary needs the opening prose only. Several inline patterns (emphasis, links,
 # comments) cost time quadratic in the length of a line without closing marks, so
 # the deriver reads a bounded opening: long lines and paragraphs are cut, and text
-# past the first _MAX_SCANNED_CHARS is never looked at.
-_MAX_LINE_CHARS = 2_000
+# past the first _MAX_SCANNED_CHARS is never looked at (the kit's markdown bounds).
 _MAX_BLOCK_CHARS = 2_000
-_MAX_SCANNED_CHARS = 200_000
-
-
-def split_frontmatter(text: str) -> tuple[str, str] | None:
-    """``(yaml block, rest)`` when ``text`` opens with a ``---`` line and a later
-    closing ``---`` (or ``...``) line; None otherwise. The block is not parsed."""
-    text = text.lstrip("\ufeff")
-    match = _FRONTMATTER_OPEN.match(text)
-    if match is None:
-        return None
-    close = _FRONTMATTER_CLOSE.search(text, match.end())
-    if close is None:
-        return None
-    return text[match.end():close.start()], text[close.end():]
-
-
-def strip_frontmatter(markdown: str) -> str:
-    """The text after a leading YAML frontmatter block, if any."""
-    split = split_frontmatter(markdown)
-    return markdown if split is None else split[1]
-
-
-def strip_inline_markdown(text: str) -> str:
-    """Inline markdown reduced to its visible text, whitespace collapsed."""
-    text = _IMAGE.sub("", text)
-    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
-    text = _LINK.sub(r"\1", text)
-    text = _REF_LINK.sub(r"\1", text)
-    text = _FOOTNOTE.sub("", text)
-    text = _AUTOLINK.sub(r"\1", text)
-    text = _HTML_TAG.sub("", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    for _ in range(3):  # nested emphasis (***bold italic***)
-        stripped = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or m.group(4) or "", text)
-        if stripped == text:
-            break
-        text = stripped
-    return _SPACES.sub(" ", text).strip()
 
 
 def _prose_blocks(markdown: str) -> list[str]:
@@ -243,44 +197,6 @@ def is_valid_summary(summary: str) -> bool:
         and "\n" not in summary
         and not summary.lower().startswith(BOILERPLATE_OPENINGS)
     )
-
-
-def first_h1(markdown: str) -> str | None:
-    """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
-    frontmatter and code fences; None when there is none."""
-    opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
-    lines = [line[:_MAX_LINE_CHARS] for line in opening.replace("\r\n", "\n").split("\n")]
-    fence: str | None = None
-    for index, line in enumerate(lines):
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            fence = fence_match.group(1)[0] * 3
-            continue
-        match = _ATX_H1.match(line)
-        if match:
-            title = strip_inline_markdown(_without_closing_hashes(line[match.end():]))
-            if title:
-                return title
-        next_line = lines[index + 1] if index + 1 < len(lines) else ""
-        if line.strip() and re.match(r"^\s{0,3}=+\s*$", next_line):
-            title = strip_inline_markdown(line)
-            if title:
-                return title
-    return None
-
-
-def _without_closing_hashes(text: str) -> str:
-    """ATX heading text without its optional closing ``#`` run (linear, no regex
-    backtracking over long runs of spaces)."""
-    text = text.strip()
-    bare = text.rstrip("#")
-    if bare != text and (not bare or bare[-1].isspace()):
-        text = bare.rstrip()
-    return text
 
 
 def derive_title(markdown: str, fallback: str) -> str:

@@ -1,5 +1,6 @@
 """The body of a media node: the textual proxy the forest searches for an image or
-audio file, and the name its payload takes inside ``_assets/``.
+audio file, and the name its payload takes inside ``_assets/``. (Converters make
+the media conversion this renders with the plugin kit: ``kit.media_conversion``.)
 
 The body without a description is pinned by FOREST-FORMAT.md (Media):
 
@@ -33,14 +34,14 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from pathlib import PurePosixPath
 
-from monkeyllm_gardener.conversion import Conversion, MediaInfo
+from monkeyllm_gardener.conversion import MediaInfo
 from monkeyllm_gardener.derive import CONTROL_CHARACTERS, single_line
+# The file-name title is the kit's (converters give it); nodes.py tells it apart here.
+from monkeyllm_gardener.kit.media import media_title  # noqa: F401
 
 SENTINEL = "No description has been generated for this media yet."
-MAX_TAG_CHARACTERS = 200
 
 # Control characters (newline included) would break the body's line structure: in
 # titles, tags and problems they become spaces; in a file name they are shown as
@@ -104,37 +105,6 @@ def media_details(info: MediaInfo) -> str:
         if label and text:
             items.append(f"- {label[:1].upper()}{label[1:]}: {text}")
     return "\n".join(items)
-
-
-def media_conversion(path: Path, info: MediaInfo, *, payload_type: str, noun: str = "file",
-                     warnings: tuple[str, ...] = (), frontmatter: Mapping[str, Any] | None = None) -> Conversion:
-    """An image or audio file as a media node with its original bytes as the payload.
-    A file that could not be read fully still plants, with the problem stated
-    (``noun``: what the user is asked to re-export). ``frontmatter``: the passport
-    fields the file declares itself (see ``Conversion.frontmatter``)."""
-    if info.problem:
-        warnings = (*warnings, f"{path.name}: {info.problem}; planted as a media node with its original "
-                               f"bytes; re-export the {noun} to read it fully")
-    return Conversion(kind="payload", payload_type=payload_type, payload_path=path, node_type="media",
-                      title=media_title(path.name), media=info, warnings=warnings,
-                      frontmatter=dict(frontmatter or {}))
-
-
-def media_title(source_name: str) -> str:
-    """A readable title from a file name: ``team_photo.png`` -> ``team photo``."""
-    stem = PurePosixPath(source_name).stem or source_name
-    readable = single_line(stem.replace("_", " ").replace("-", " "))
-    return readable or single_line(stem) or single_line(source_name)
-
-
-def clean_tag(value: str, limit: int = MAX_TAG_CHARACTERS) -> str:
-    """A metadata value (EXIF, ID3, ...) as one short line: control characters
-    (NUL padding included) and whitespace runs become one space; a value over
-    ``limit`` characters is cut, with a visible ``…``."""
-    text = single_line(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text
 
 
 def media_asset_name(node_slug: str, source_name: str) -> str:

@@ -24,7 +24,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
+from monkeyllm_gardener import ConversionError, UnsupportedFile
 
 OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
 ENCRYPTION_STREAMS = ("EncryptionInfo", "EncryptedPackage")

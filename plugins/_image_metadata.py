@@ -57,7 +57,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from monkeyllm_gardener.media import clean_tag
+from monkeyllm_gardener.kit import clean_tag
 
 from ._xmp import parse_xmp, rdf_descriptions, xmp_packet, xmp_values
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
-from monkeyllm_gardener.hookspecs import hookimpl
-from monkeyllm_gardener.media import clean_tag, media_conversion
+from monkeyllm_gardener import Conversion, ConversionError, MediaInfo, hookimpl
+from monkeyllm_gardener.kit import clean_tag, media_conversion
+
+from ._extras import INGEST_HINT
 
 _TAG_KEYS = ("title", "artist", "album")
 _ID3_FRAMES = {"title": "TIT2", "artist": "TPE1", "album": "TALB"}
@@ -42,7 +43,7 @@ class AudioConverter:
     name = "audio"
     extensions = (".mp3", ".wav", ".flac", ".ogg", ".m4a", ".aac", ".opus")
     requires = ("mutagen",)
-    install_hint = 'pip install "monkeyllm[ingest]"'
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         try:

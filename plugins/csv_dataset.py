@@ -4,9 +4,9 @@ Two streamed passes, so memory does not grow with the file: ``convert`` reads th
 file once to sniff the delimiter, repair the header, infer column types and count
 rows; the returned ``CsvRows`` re-reads it when the engine loads the rows.
 
-Decoding is ``_encoding.detect_encoding`` (shared with the JSON and markdown
+Decoding is ``kit.detect_encoding`` (shared with the JSON and markdown
 converters); the file is then read with ``newline=""``, so a quoted CRLF inside a
-field reaches the table as ``\r\n``, byte for byte. Types follow ``_tabular``.
+field reaches the table as ``\r\n``, byte for byte. Types follow ``kit.tabular``.
 
 The query manual notes say only what is true of this file and changes how an agent
 writes SQL or reads a value: renamed headers, a table split by width, ragged rows
@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
-from monkeyllm_gardener.hookspecs import hookimpl
-
-from ._encoding import detect_encoding, is_blank_file
-from ._tabular import (
+from monkeyllm_gardener import Conversion, ConversionError, UnsupportedFile, hookimpl
+from monkeyllm_gardener.kit import (
     SqlType,
     TypeTracker,
     decimal_notes,
+    detect_encoding,
+    is_blank_file,
     repair_headers,
     table_name_from,
     text_converters,

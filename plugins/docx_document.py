@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from monkeyllm_plugins._container import check_zip_container
+from monkeyllm_plugins._extras import INGEST_HINT
 from monkeyllm_plugins._docx_format import (
     BOLD,
     ITALIC,
@@ -80,8 +81,7 @@ from monkeyllm_plugins._docx_parts import (
 from monkeyllm_plugins._docx_styles import ParagraphStyles, read_paragraph_styles
 from monkeyllm_plugins._omml import equation_text
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.hookspecs import hookimpl
+from monkeyllm_gardener import Conversion, ConversionError, hookimpl
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -149,7 +149,7 @@ class DocxConverter:
     name = "docx"
     extensions = (".docx",)
     requires: tuple[str, ...] = ("docx",)
-    install_hint = 'pip install "monkeyllm[ingest]"'
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)

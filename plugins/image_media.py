@@ -29,9 +29,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
-from monkeyllm_gardener.hookspecs import hookimpl
-from monkeyllm_gardener.media import media_conversion
+from monkeyllm_gardener import Conversion, ConversionError, MediaInfo, hookimpl
+from monkeyllm_gardener.kit import media_conversion
+
+from ._extras import INGEST_HINT
 from ._image_metadata import ImageFacts, read_image_facts
 
 # Magic numbers of the formats this converter claims, used to name the format when
@@ -53,7 +54,7 @@ class ImageConverter:
     name = "image"
     extensions = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
     requires = ("PIL",)
-    install_hint = 'pip install "monkeyllm[ingest]"'
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         info, facts = inspect_image(path)
@@ -127,7 +128,7 @@ def passport_fields(facts: ImageFacts) -> dict[str, Any]:
 def keyword_tags(keywords: tuple[str, ...]) -> list[str]:
     """The first ``MAX_KEYWORD_TAGS`` keywords as forest tags ("Eiffel Tower" ->
     ``eiffel-tower``), skipping any that fold to nothing or to more than a short word."""
-    from monkeyllm_gardener.curator.contract import fold_tag
+    from monkeyllm_gardener.kit import fold_tag  # the Curator's rule: imported when a photo has keywords
 
     tags: list[str] = []
     for keyword in keywords:

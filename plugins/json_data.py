@@ -6,7 +6,7 @@ so a Conversion stays small when it crosses a process boundary.
 
 Numbers are parsed as their own tokens (``NumberToken``), never through ``float``:
 a document's body shows ``1.50``, ``1e5`` and ``-0`` as the file wrote them, and a
-dataset types each number by the text rules of ``_tabular`` (``1e400`` and
+dataset types each number by the text rules of ``kit.tabular`` (``1e400`` and
 ``0.10000000000000000001`` are TEXT, digits kept; ``1.50`` in a REAL column is 1.5,
 with a manual note naming the column).
 
@@ -27,16 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.hookspecs import hookimpl
-
-from ._encoding import read_text
-from ._tabular import (
+from monkeyllm_gardener import Conversion, ConversionError, hookimpl
+from monkeyllm_gardener.kit import (
     NumberToken,
     SqlType,
     TypeTracker,
     convert_value,
     decimal_notes,
+    read_text,
     repair_headers,
     table_name_from,
     wide_table_schema,

@@ -3,7 +3,7 @@
 The generic fallback for text: registered with a high ``priority`` number so any
 other converter claiming these extensions goes first.
 
-Decoding: ``_encoding.read_text`` (UTF-8, BOMs, UTF-16/32; a legacy 8-bit fallback
+Decoding: ``kit.read_text`` (UTF-8, BOMs, UTF-16/32; a legacy 8-bit fallback
 is stated in a warning). Newlines become ``\\n``.
 
 Markdown files may carry their own YAML frontmatter (Obsidian, Hugo, Jekyll):
@@ -37,11 +37,8 @@ from typing import Any
 
 import yaml
 
-from monkeyllm_gardener.conversion import Conversion
-from monkeyllm_gardener.derive import first_h1, split_frontmatter
-from monkeyllm_gardener.hookspecs import hookimpl
-
-from ._encoding import read_text
+from monkeyllm_gardener import Conversion, hookimpl
+from monkeyllm_gardener.kit import first_h1, read_text, split_frontmatter
 
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 TEXT_EXTENSIONS = (".txt", ".text")

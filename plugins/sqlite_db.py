@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_core.data.sqlite_copy import has_wal_data, snapshot_database
+from monkeyllm_gardener import Conversion, ConversionError, hookimpl
+from monkeyllm_gardener.kit import has_wal_data, snapshot_database
 
-from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.hookspecs import hookimpl
+from ._extras import INGEST_HINT
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SAMPLE_ROWS = 3
@@ -53,7 +53,7 @@ class SqliteConverter:
     name = "sqlite"
     extensions = (".db", ".sqlite", ".sqlite3")
     requires: tuple[str, ...] = ()
-    install_hint = 'pip install "monkeyllm[ingest]"'
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)

@@ -2,29 +2,27 @@
 
 Enabled only when ``MONKEYLLM_VISION_MODEL`` is set; the endpoint and key come from
 the same variables as the Curator (``MONKEYLLM_LLM_ENDPOINT``, ``MONKEYLLM_LLM_API_KEY``,
-``MONKEYLLM_LLM_TIMEOUT``, ``MONKEYLLM_LLM_RETRIES``). ``MONKEYLLM_VISION_MAX_TOKENS``
-(default 1200) bounds the description.
+``MONKEYLLM_LLM_TIMEOUT``, ``MONKEYLLM_LLM_RETRIES``), through the kit's
+``ModelClient``. ``MONKEYLLM_VISION_MAX_TOKENS`` (default 1200) bounds the description.
 
 The image is downscaled to at most 1024 px on its long side and re-encoded (PNG when
 it has transparency, else JPEG), capped at 1.5 MB, and sent as a data URL. The model
 is asked what the image shows and to transcribe legible text, labels, code and the
 structure of diagrams: the transcription is what exact-term search will read.
 A transport failure raises, so the host records a warning and falls back to the stub.
-pillow and openai are imported lazily.
+pillow, openai and the model client (the Curator's package) are imported lazily.
 """
 from __future__ import annotations
 
 import base64
 import io
 import os
-import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from monkeyllm_gardener.conversion import MediaInfo
-from monkeyllm_gardener.hookspecs import hookimpl
+from monkeyllm_gardener import MediaInfo, hookimpl
 
 MAX_SIDE_PX = 1024
 MAX_ENCODED_BYTES = 1_500_000
@@ -119,13 +117,11 @@ class VisionDescriber:
     kinds = frozenset({"image"})
 
     def __init__(self, *, model: str, environ: Mapping[str, str]) -> None:
-        from monkeyllm_gardener.curator.settings import CuratorSettings
+        from monkeyllm_gardener.kit import ModelClient  # only once a vision model is bound
 
         self.model = model
-        self.settings = CuratorSettings.from_env(environ)  # CuratorConfigError if unusable
+        self.client = ModelClient.from_env(environ)  # ModelConfigError if unusable
         self.max_tokens = _int_env(environ, "MONKEYLLM_VISION_MAX_TOKENS", DEFAULT_MAX_TOKENS)
-        self._transport: Any = None
-        self._lock = threading.Lock()
 
     def describe(self, path: Path, info: MediaInfo) -> str | None:
         if info.kind != "image":
@@ -145,26 +141,17 @@ class VisionDescriber:
                 ],
             },
         ]
-        from monkeyllm_gardener.curator.transport import TransportFailure
+        from monkeyllm_gardener.kit import ModelFailure
 
         try:
-            text = self._client().complete(model=self.model, messages=messages, max_tokens=self.max_tokens)
-        except TransportFailure as exc:
+            text = self.client.complete(model=self.model, messages=messages, max_tokens=self.max_tokens)
+        except ModelFailure as exc:
             raise VisionDescribeError(f"{info.filename}: vision model {self.model!r} failed: {exc}") from exc
         text = text.strip()
         return text or None
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
-
-    def _client(self) -> Any:
-        with self._lock:
-            if self._transport is None:
-                from monkeyllm_gardener.curator.transport import ChatTransport
-
-                self._transport = ChatTransport(self.settings)
-            return self._transport
+        self.client.close()
 
 
 def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
@@ -172,22 +159,22 @@ def _int_env(environ: Mapping[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
-        from monkeyllm_gardener.curator.settings import CuratorConfigError
+        from monkeyllm_gardener.kit import ModelConfigError
 
-        raise CuratorConfigError(f"{name} must be a whole number >= 1, got {raw[:40]!r}")
+        raise ModelConfigError(f"{name} must be a whole number >= 1, got {raw[:40]!r}")
     return int(raw)
 
 
 def describer_from_env(environ: Mapping[str, str]) -> VisionDescriber | None:
     """The describer the environment binds, or None when MONKEYLLM_VISION_MODEL is unset.
-    Raises CuratorConfigError (one line) when it is set but the endpoint is not."""
+    Raises ModelConfigError (one line) when it is set but the endpoint is not."""
     model = (environ.get("MONKEYLLM_VISION_MODEL") or "").strip()
     if not model:
         return None
     if not (environ.get("MONKEYLLM_LLM_ENDPOINT") or "").strip():
-        from monkeyllm_gardener.curator.settings import CuratorConfigError
+        from monkeyllm_gardener.kit import ModelConfigError
 
-        raise CuratorConfigError(
+        raise ModelConfigError(
             "MONKEYLLM_VISION_MODEL is set but MONKEYLLM_LLM_ENDPOINT is not "
             "(an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1)"
         )

@@ -2,7 +2,7 @@
 
 Same shape and rules as the ``.xlsx`` converter (one table per worksheet, the first
 row a header unless it looks like data, trimmed edges, per-column types, a
-``comments`` table, an empty workbook planted as such; see ``_workbook``), read with
+``comments`` table, an empty workbook planted as such; see ``kit.sheets``), read with
 xlrd. Specifics:
 
 - BIFF stores every number as a double: a whole number up to 2**53 is read as an
@@ -37,9 +37,10 @@ from monkeyllm_plugins._container import (
     is_ole_file,
     ole_stream_names,
 )
-from monkeyllm_plugins._tabular import table_name_from, unique_name
-from monkeyllm_plugins._workbook import (
-    INSTALL_HINT,
+from monkeyllm_plugins._extras import INGEST_HINT
+
+from monkeyllm_gardener import Conversion, ConversionError, UnsupportedFile, hookimpl
+from monkeyllm_gardener.kit import (
     MERGED_NOTE,
     CellComment,
     PlannedTable,
@@ -50,12 +51,11 @@ from monkeyllm_plugins._workbook import (
     sheet_label,
     stopped_warning,
     survey_sheet,
+    table_name_from,
+    unique_name,
     with_warnings,
     workbook_conversion,
 )
-
-from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
-from monkeyllm_gardener.hookspecs import hookimpl
 
 _EXACT_FLOAT_LIMIT = 2**53
 # xlrd cell types (xlrd.XL_CELL_*), spelt out so this module imports without xlrd.
@@ -159,7 +159,7 @@ class XlsConverter:
     name = "xls"
     extensions = (".xls",)
     requires: tuple[str, ...] = ("xlrd",)
-    install_hint = INSTALL_HINT
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)

@@ -2,7 +2,7 @@
 
 The sheet rules (one table per worksheet, where the table starts, when the first row
 is a header, types, the comments table, the empty workbook) are shared with the
-``.xls`` converter and stated in ``_workbook``. Specifics of this format:
+``.xls`` converter and stated in ``kit.sheets``. Specifics of this format:
 
 - Container first: ``check_zip_container`` refuses encrypted workbooks, legacy ``.xls``
   renamed, truncated zips and zip bombs before openpyxl opens anything.
@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from monkeyllm_plugins._container import check_zip_container
-from monkeyllm_plugins._tabular import table_name_from, unique_name
-from monkeyllm_plugins._workbook import (
-    INSTALL_HINT,
+from monkeyllm_plugins._extras import INGEST_HINT
+
+from monkeyllm_gardener import Conversion, ConversionError, hookimpl
+from monkeyllm_gardener.kit import (
     MERGED_NOTE,
     CellComment,
     PlannedTable,
@@ -49,12 +50,11 @@ from monkeyllm_plugins._workbook import (
     sheet_label,
     stopped_warning,
     survey_sheet,
+    table_name_from,
+    unique_name,
     with_warnings,
     workbook_conversion,
 )
-
-from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.hookspecs import hookimpl
 
 
 # ---------------------------------------------------------------- xlsx specifics
@@ -163,7 +163,7 @@ class XlsxConverter:
     name = "xlsx"
     extensions = (".xlsx", ".xlsm")
     requires: tuple[str, ...] = ("openpyxl",)
-    install_hint = INSTALL_HINT
+    install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)

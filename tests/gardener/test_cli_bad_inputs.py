@@ -253,7 +253,7 @@ def test_a_file_whose_command_hook_was_refused_says_why_in_the_report(vine: Any,
 
 def test_control_characters_in_a_title_or_summary_are_dropped(vine: Any, cli: Any, forest: Path,
                                                                tmp_path: Path) -> None:
-    # as EXIF and ID3 values already do (media.clean_tag): a terminal escape in a note's
+    # as EXIF and ID3 values already do (kit.clean_tag): a terminal escape in a note's
     # heading, frontmatter or first sentence must not reach the passport's one-line fields
     source = tmp_path / "export"
     cli.write(source / "heading.md", "# Head \x1b[31mred\x1b[0m\n\nSome \x1b]0;pwned\x07 body text here.\n")

@@ -7,12 +7,11 @@ import pytest
 
 from monkeyllm_core import Vine
 from monkeyllm_gardener.conversion import MediaInfo
+from monkeyllm_gardener.kit import clean_tag, media_title
 from monkeyllm_gardener.media import (
     SENTINEL,
-    clean_tag,
     media_asset_name,
     media_summary_facts,
-    media_title,
     render_media_body,
 )
 

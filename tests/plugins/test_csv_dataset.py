@@ -15,7 +15,7 @@ from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.conversion import Conversion, ConversionError, UnsupportedFile
 from monkeyllm_plugins import csv_dataset
-from monkeyllm_plugins._encoding import detect_encoding, read_text
+from monkeyllm_gardener.kit import detect_encoding, read_text
 from monkeyllm_plugins.csv_dataset import CsvConverter
 
 

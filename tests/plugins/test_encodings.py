@@ -16,7 +16,7 @@ import yaml
 from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.testing import isolated_env
-from monkeyllm_plugins._encoding import detect_encoding
+from monkeyllm_gardener.kit import detect_encoding
 from monkeyllm_plugins.csv_dataset import CsvConverter
 from monkeyllm_plugins.json_data import JsonConverter
 from monkeyllm_plugins.markdown_text import MarkdownTextConverter

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from monkeyllm_core.data.sqlnames import quote_identifier
-from monkeyllm_plugins._tabular import (
+from monkeyllm_gardener.kit.tabular import (
     NumberToken,
     TypeTracker,
     classify_text,

@@ -294,7 +294,7 @@ def test_xlrd_log_lines_become_the_files_warnings(tmp_path: Path, capsys: pytest
 
 
 def test_chatter_is_one_line_per_message_deduplicated_and_bounded() -> None:
-    from monkeyllm_plugins._workbook import chatter_warnings
+    from monkeyllm_gardener.kit import chatter_warnings
 
     said = ["WARNING *** same thing", "WARNING *** same thing", "  ", "x" * 500,
             *(f"NOTE *** note {i}\nsecond line" for i in range(6))]

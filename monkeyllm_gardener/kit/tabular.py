@@ -1,4 +1,12 @@
-"""Shared helpers for tabular converters: SQL names and column type inference.
+"""Shared helpers for tabular converters: SQL names, column type inference and the
+dataset schema (split when wider than a table may be).
+
+A converter that turns rows of text (CSV, TSV, a log) or of typed values (JSON, a
+workbook) into a ``dataset`` Conversion names its columns with ``repair_headers``,
+feeds every row to a ``TypeTracker``, takes the schema from ``wide_table_schema``
+and loads its rows with ``text_converters`` / ``convert_value``; the manual notes
+these return say what is particular to that source. Every built-in tabular
+converter does exactly that, so a dataset reads the same whichever converter made it.
 
 Names
 -----
@@ -70,6 +78,13 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from monkeyllm_gardener.conversion import ConversionError
+
+__all__ = [
+    "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "CellKind", "NumberToken", "SqlType", "TablePart",
+    "TooManyColumns", "TypeTracker", "classify_text", "classify_value", "convert_text", "convert_value",
+    "decimal_notes", "repair_headers", "split_wide_table", "stored_real_differs", "table_name_from",
+    "text_converters", "unique_name", "wide_table_schema",
+]
 
 SqlType = Literal["INTEGER", "REAL", "TEXT"]
 CellKind = Literal["null", "integer", "wide_integer", "real", "text"]

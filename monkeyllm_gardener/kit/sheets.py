@@ -1,5 +1,6 @@
-"""What the workbook converters (``.xlsx`` and ``.xls``) share: sheet planning, the
-comments table, the empty-workbook dataset and the library chatter they capture.
+"""What workbook converters (the built-in ``.xlsx`` and ``.xls``, or a plugin's
+``.ods``) share: sheet planning, the comments table, the empty-workbook dataset and
+the library chatter they capture.
 
 Everything here works on rows of Python values (None, int, float, str, bool,
 date/time values), so it is format-neutral; the format modules read the files.
@@ -47,6 +48,10 @@ the workbook has data, the next sync refreshes it like any dataset.
 Library chatter (openpyxl's ``UserWarning``s, xlrd's log lines) never reaches
 stdout or stderr: ``chatter_warnings`` turns it into one-line warnings naming the
 file and the library, bounded by the host's one rule (``chatter.bounded_lines``).
+
+A workbook converter reads each sheet's rows as Python values, plans it with
+``survey_sheet``, names its table (``kit.table_name_from``), and hands the
+``PlannedTable``s and their row sources to ``workbook_conversion``.
 """
 from __future__ import annotations
 
@@ -56,7 +61,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from monkeyllm_plugins._tabular import (
+from monkeyllm_gardener.chatter import bounded_lines
+from monkeyllm_gardener.conversion import Conversion, ConversionError
+from monkeyllm_gardener.kit.tabular import (
     MAX_TABLES_PER_DATASET,
     TooManyColumns,
     TypeTracker,
@@ -67,11 +74,13 @@ from monkeyllm_plugins._tabular import (
     unique_name,
 )
 
-from monkeyllm_gardener.chatter import bounded_lines
-from monkeyllm_gardener.conversion import Conversion, ConversionError
+__all__ = [
+    "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "CellComment", "ColumnPlan", "PlannedTable", "SheetPlan",
+    "chatter_warnings", "describe_tables", "empty_workbook_conversion", "sheet_label", "stopped_warning",
+    "survey_sheet", "with_warnings", "workbook_conversion",
+]
 
 EMPTY_ROW_RUN_LIMIT = 1_000
-INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
 _TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
 
 MERGED_NOTE = (
@@ -94,6 +103,9 @@ def is_empty_cell(value: Any) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class ColumnPlan:
+    """How one column of a sheet is written: its SQL type, and whether its datetimes
+    are written as dates (``YYYY-MM-DD``)."""
+
     sql_type: str
     dates_only: bool  # every datetime in the column is at midnight: write YYYY-MM-DD
 
@@ -302,6 +314,9 @@ def header_text(value: Any) -> str | None:
 
 @dataclass(frozen=True, kw_only=True)
 class PlannedTable:
+    """One sheet as a table of the workbook's dataset: the table's name, the sheet's
+    position and label, and its ``SheetPlan``."""
+
     table: str
     position: int  # the sheet's 1-based position in the workbook
     sheet_label: str  # "sheet 2 `Q1 Sales`": for notes only, never for warnings
@@ -322,11 +337,15 @@ class CellComment:
 
 
 def sheet_label(position: int, title: str) -> str:
+    """How notes name a sheet: ``sheet 2 `Q1 Sales``` (one line, at most 60 characters
+    of its title)."""
     shown = " ".join(title.split()).replace("`", "'")[:60]
     return f"sheet {position} `{shown}`"
 
 
 def stopped_warning(path: Path, position: int, table: str, plan: SheetPlan) -> str | None:
+    """The run-report warning for a sheet whose reading stopped at a long run of empty
+    rows (``EMPTY_ROW_RUN_LIMIT``), or None when it was read to its end."""
     if plan.stopped_at_row is None:
         return None
     return (

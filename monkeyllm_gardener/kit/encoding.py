@@ -1,6 +1,8 @@
-"""Text encoding detection for converters that read text files (CSV, JSON, markdown).
+"""Text encoding detection for converters that read text files (CSV, JSON, markdown,
+or any text format a plugin reads).
 
-``detect_encoding`` is the one decision the three converters share. Rule, in order
+``detect_encoding`` is the one decision every text converter shares, built-in or
+not: the same file decodes the same way whichever converter reads it. Rule, in order
 (every codec chosen must decode the WHOLE file strictly, or the next step is tried):
 
 1. A byte order mark: UTF-8 (``utf-8-sig``, the BOM is stripped so it never ends up in
@@ -40,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm_gardener.conversion import ConversionError
+
+__all__ = ["detect_encoding", "is_blank_file", "read_text"]
 
 _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
 _SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII

@@ -1,0 +1,116 @@
+"""Reading markdown a converter produced or was given: its frontmatter block, its
+title and its inline markup reduced to text.
+
+A markdown source may open with a YAML frontmatter block (Obsidian, Hugo, Jekyll):
+``split_frontmatter`` finds it without parsing it, so the converter decides what
+the block means (only ``Conversion.frontmatter`` keys reach the passport).
+``first_h1`` is the title the Gardener gives a markdown node when the converter
+names none; a converter that wants the same title calls it itself.
+
+Everything here is pure, deterministic and bounded: several inline patterns
+(emphasis, links) cost time quadratic in the length of a line without closing
+marks, so only a bounded opening of the text is read (``MAX_SCANNED_CHARS``, lines
+cut at ``MAX_LINE_CHARS``). The Gardener's summary deriver reads markdown by the
+same rules (``monkeyllm_gardener.derive``), so a title and a summary agree on what
+is a heading, a code fence or frontmatter.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["first_h1", "split_frontmatter", "strip_frontmatter", "strip_inline_markdown"]
+
+# Shared with the summary deriver, not part of the kit's promise: a fenced code
+# block's opening line, and the bounded opening both readers look at.
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+MAX_LINE_CHARS = 2_000
+MAX_SCANNED_CHARS = 200_000
+
+_FRONTMATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
+_FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_EMPHASIS = re.compile(r"(\*\*|__|~~)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?!\w)|(?<![\w_])_(?!\s)(.+?)(?<!\s)_(?![\w])")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
+_SPACES = re.compile(r"\s+")
+_ATX_H1 = re.compile(r"\s{0,3}#(?!#)\s")
+
+
+def split_frontmatter(text: str) -> tuple[str, str] | None:
+    """``(yaml block, rest)`` when ``text`` opens with a ``---`` line and a later
+    closing ``---`` (or ``...``) line; None otherwise. The block is not parsed."""
+    text = text.lstrip("\ufeff")
+    match = _FRONTMATTER_OPEN.match(text)
+    if match is None:
+        return None
+    close = _FRONTMATTER_CLOSE.search(text, match.end())
+    if close is None:
+        return None
+    return text[match.end():close.start()], text[close.end():]
+
+
+def strip_frontmatter(markdown: str) -> str:
+    """The text after a leading YAML frontmatter block, if any."""
+    split = split_frontmatter(markdown)
+    return markdown if split is None else split[1]
+
+
+def strip_inline_markdown(text: str) -> str:
+    """Inline markdown reduced to its visible text, whitespace collapsed."""
+    text = _IMAGE.sub("", text)
+    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _FOOTNOTE.sub("", text)
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _CODE_SPAN.sub(r"\1", text)
+    for _ in range(3):  # nested emphasis (***bold italic***)
+        stripped = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or m.group(4) or "", text)
+        if stripped == text:
+            break
+        text = stripped
+    return _SPACES.sub(" ", text).strip()
+
+
+def first_h1(markdown: str) -> str | None:
+    """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
+    frontmatter and code fences; None when there is none."""
+    opening = strip_frontmatter(markdown)[:MAX_SCANNED_CHARS]
+    lines = [line[:MAX_LINE_CHARS] for line in opening.replace("\r\n", "\n").split("\n")]
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        fence_match = FENCE.match(line)
+        if fence_match:
+            fence = fence_match.group(1)[0] * 3
+            continue
+        match = _ATX_H1.match(line)
+        if match:
+            title = strip_inline_markdown(_without_closing_hashes(line[match.end():]))
+            if title:
+                return title
+        next_line = lines[index + 1] if index + 1 < len(lines) else ""
+        if line.strip() and re.match(r"^\s{0,3}=+\s*$", next_line):
+            title = strip_inline_markdown(line)
+            if title:
+                return title
+    return None
+
+
+def _without_closing_hashes(text: str) -> str:
+    """ATX heading text without its optional closing ``#`` run (linear, no regex
+    backtracking over long runs of spaces)."""
+    text = text.strip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1].isspace()):
+        text = bare.rstrip()
+    return text
