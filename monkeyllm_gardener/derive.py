@@ -236,7 +236,7 @@ def single_line(text: str) -> str:
 
 def is_valid_summary(summary: str) -> bool:
     """True when ``summary`` obeys the core's summary contract (a write would take it)."""
-    return summary_error(summary, where="summary") is None
+    return summary_error(summary) is None
 
 
 def first_h1(markdown: str) -> str | None:

@@ -53,8 +53,8 @@ from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.chatter import captured_chatter
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB, CommandConverter, CommandTemplateError
+from monkeyllm_gardener import on_curate_policy
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
-from monkeyllm_gardener.derive import is_valid_summary
 from monkeyllm_gardener.entrypoints import (
     SIMPLE_HOOK_ADAPTERS,
     RegistersConverters,
@@ -72,8 +72,6 @@ MEDIA_KINDS = frozenset({"image", "audio"})
 # Hooks a plain callable may provide through the monkeyllm.hooks group.
 SIMPLE_HOOK_NAMES = ("on_curate", "register_converters", "register_describers")
 # Draft keys that identify a node or record where it came from: hooks cannot change them.
-_PROTECTED_KEYS = frozenset({"id", "type", "origin"})
-_PROTECTED_PREFIXES = ("source", "payload")
 _MAX_ERROR_CHARS = 300
 _MAX_COMPOUND_SUFFIXES = 3
 
@@ -235,30 +233,6 @@ def _call_hookimpl(impl: pluggy.HookImpl, arguments: Mapping[str, Any]) -> Any:
     return impl.function(*[arguments[name] for name in impl.argnames])
 
 
-def _draft_problem(draft: Mapping[str, Any]) -> str | None:
-    """Why a hook's draft breaks the passport contract (FOREST-FORMAT.md), or None.
-    Link targets are checked against the forest by the pipeline."""
-    if "summary" in draft:
-        summary = draft["summary"]
-        if not isinstance(summary, str) or not is_valid_summary(summary):
-            return "summary must be one non-empty line of at most 240 characters without a boilerplate opening"
-    if "title" in draft and not (isinstance(draft["title"], str) and draft["title"].strip()):
-        return "title must be non-empty text"
-    for key in ("tags", "aliases"):
-        value = draft.get(key)
-        if key in draft and not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
-            return f"{key} must be a list of strings"
-    links = draft.get("links")
-    if "links" in draft and not (isinstance(links, list) and all(isinstance(link, dict) for link in links)):
-        return "links must be a list of mappings"
-    return None
-
-
-def _is_protected(key: Any) -> bool:
-    return isinstance(key, str) and (key in _PROTECTED_KEYS or key.startswith(_PROTECTED_PREFIXES))
-
-
-_MISSING = object()
 # What a plugin's code may raise that must fail only that plugin's call. SystemExit is
 # included: a converter wrapping a tool's main() that calls sys.exit() must not end
 # the whole batch. KeyboardInterrupt is not: Ctrl-C still stops the run.
@@ -641,10 +615,9 @@ class PluginHost:
     def run_on_curate(self, draft: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Run every on_curate hook in discovery order, each on its own deep copy.
 
-        A hook that raises, returns something other than a dict or None, or returns a
-        draft breaking the passport contract (``_draft_problem``) has all its edits
-        discarded; changes to ``id``, ``type``, ``origin`` or any ``source*``/``payload*``
-        key are reverted. Every such event is a problem line.
+        A hook that raises, or returns something other than a dict or None, has all
+        its edits discarded; what a returned draft may change and how it is judged is
+        ``on_curate_policy``'s. Every such event is a problem line.
         """
         current = copy.deepcopy(draft)
         problems: list[str] = []
@@ -656,48 +629,13 @@ class PluginHost:
                 continue
             working = copy.deepcopy(current)
             try:
-                result = _call_hookimpl(impl, {"draft": working})
-                candidate = working if result is None else result
-                if not isinstance(candidate, dict):
-                    raise TypeError(f"returned {type(candidate).__name__}, not a dict or None")
-                bad_keys = [key for key in candidate if not isinstance(key, str)]
-                if bad_keys:
-                    raise TypeError(f"returned a draft with non-string key {bad_keys[0]!r}")
-                # The hook may keep a reference to what it returned: own our copy.
-                candidate = copy.deepcopy(candidate)
+                candidate = on_curate_policy.returned_draft(working, _call_hookimpl(impl, {"draft": working}))
             except _PLUGIN_FAILURES as exc:
                 problems.append(f"on_curate {plugin} failed on {node_id}: {one_line(exc)}; its edits were discarded")
                 continue
-            reverted = self._revert_protected(current, candidate)
-            if reverted:
-                problems.append(
-                    f"on_curate {plugin} tried to change {', '.join(reverted)} on {node_id}; reverted"
-                )
-            invalid = _draft_problem(candidate)
-            if invalid:
-                # Judged per hook: one hook's bad summary must not discard another's tags.
-                problems.append(f"on_curate {plugin} returned an invalid draft for {node_id} ({invalid}); "
-                                "its edits were discarded")
-                continue
-            current = candidate
+            current, found = on_curate_policy.judge_hook_draft(current, candidate, plugin=plugin, node_id=node_id)
+            problems += found
         return current, problems
-
-    @staticmethod
-    def _revert_protected(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-        reverted = []
-        for key in sorted({*before, *after}, key=str):
-            if not _is_protected(key):
-                continue
-            old, new = before.get(key, _MISSING), after.get(key, _MISSING)
-            if old is _MISSING and new is _MISSING:
-                continue
-            if old is _MISSING or new is _MISSING or old != new:
-                reverted.append(key)
-                if old is _MISSING:
-                    del after[key]
-                else:
-                    after[key] = copy.deepcopy(old)
-        return reverted
 
     # -- describers --------------------------------------------------------------
 

@@ -52,22 +52,23 @@ def has_unsafe_characters(summary: str) -> bool:
     return _UNSAFE_IN_SUMMARY.search(summary) is not None
 
 
-def summary_error(summary: Any, *, where: str) -> VineError | None:
+def summary_error(summary: Any, *, where: str | None = None) -> VineError | None:
     """The first rule ``summary`` breaks, as the error a write raises (``E_FRONTMATTER``,
-    its message starting with ``where``); None when it obeys them all."""
+    its message led by ``where: `` when given); None when it obeys them all."""
+    lead = f"{where}: " if where else ""
     if not isinstance(summary, str) or not summary.strip():
-        return VineError("E_FRONTMATTER", f"{where}: summary is empty",
+        return VineError("E_FRONTMATTER", f"{lead}summary is empty",
                          "Write 1-3 sentences saying what this is and what it holds.")
     if estimate_tokens(summary) > SUMMARY_MAX_TOKENS:
         return VineError("E_FRONTMATTER",
-                         f"{where}: summary is {len(summary)} characters, over the 60-token limit",
+                         f"{lead}summary is {len(summary)} characters, over the 60-token limit",
                          f"Keep the summary within {SUMMARY_MAX_CHARS} characters.")
     if has_unsafe_characters(summary):
-        return VineError("E_FRONTMATTER", f"{where}: summary holds a control, escape or bidi character",
+        return VineError("E_FRONTMATTER", f"{lead}summary holds a control, escape or bidi character",
                          "Write the summary as plain text on one line; every index that lists the node repeats it.")
     opening = boilerplate_opening(summary)
     if opening is not None:
-        return VineError("E_FRONTMATTER", f"{where}: summary opens with boilerplate '{opening}'",
+        return VineError("E_FRONTMATTER", f"{lead}summary opens with boilerplate '{opening}'",
                          "Start with what the node is: category and subject.")
     return None
 
