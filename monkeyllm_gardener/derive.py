@@ -227,7 +227,7 @@ def cut_at_word(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
 
 def single_line(text: str) -> str:
     """``text`` as one line: escape sequences removed whole, control and bidi
-    characters dropped, whitespace runs made one space (``commitmsg.one_line``). The
+    characters dropped, whitespace runs made one space (``store.messages.one_line``). The
     one rule for every one-line field made from file content: titles, summaries,
     media facts, tags. A summary is repeated on every index that lists its node, so
     nothing in it may drive a terminal."""
