@@ -25,8 +25,10 @@ from monkeyllm_core.forest.sections import outline
 from monkeyllm_core.forest.rules import check_new_id, parent_of
 
 from .config import GardenerConfig
+from .error_lines import error_line
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
-from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
+from .extensions import extension_candidates
+from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
 from .nodes import (
     build_node,
     clean_title,
@@ -34,7 +36,6 @@ from .nodes import (
     keep_human_sections,
     merge_links,
     merge_tags,
-    one_line,
     tidy,
 )
 from .on_curate_policy import draft_for_hooks, merge_hook_result
@@ -230,7 +231,7 @@ class Gardener:
                     vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
                 except VineError as exc:  # one unwritable passport must not abort the batch
                     report.errors.append(f"{rel}: vanished, but {row['id']} cannot be marked stale: "
-                                         f"{one_line(exc)}")
+                                         f"{error_line(exc)}")
                     continue
             elif not row["stale"]:
                 report.plan.append(f"mark stale {row['id']}")
@@ -386,7 +387,7 @@ class Gardener:
                                                        lambda: self._tmp_path(vine),
                                                        name_title=task.name_title)
         except Exception as exc:
-            report.errors.append(f"{rel}: {one_line(exc)}")
+            report.errors.append(f"{rel}: {error_line(exc)}")
             if prep.dataset_db:
                 Path(prep.dataset_db).unlink(missing_ok=True)
             return False
@@ -459,7 +460,7 @@ class Gardener:
         except GitError:
             raise  # the repository cannot take any write: one line for the run, not one per file
         except Exception as exc:
-            report.errors.append(f"{task.file.rel}: {one_line(exc)}")
+            report.errors.append(f"{task.file.rel}: {error_line(exc)}")
         finally:
             source = fields.get("payload_source")
             if fields.get("payload_move") and source and Path(source).exists():
