@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
+from monkeyllm_gardener.extensions import normalize_extension
 
 CONFIG_HINT = "fix converters in _meta/gardener.yaml"
 _PLACEHOLDER = re.compile(r"\{(input|output)\}")
@@ -78,11 +79,10 @@ class CommandTemplateError(ValueError):
     """A command hook's template in _meta/gardener.yaml cannot be used."""
 
 
-def normalize_extension(extension: str) -> str:
-    """``"PDF"``, ``"pdf"`` and ``".pdf"`` all mean ``".pdf"``; anything else is refused."""
-    text = str(extension).strip().lower()
-    if text and not text.startswith("."):
-        text = "." + text
+def checked_extension(extension: str) -> str:
+    """``normalize_extension(extension)`` (``"PDF"``, ``"pdf"`` and ``".pdf"`` all mean
+    ``".pdf"``), refused when it is not an extension at all."""
+    text = normalize_extension(extension)
     if len(text) < 2 or any(ch in text for ch in "/\\ \t\n\r\0") or ".." in text:
         raise CommandTemplateError(
             f"command hook extension {extension!r} is not an extension like '.pdf' ({CONFIG_HINT})"
@@ -152,7 +152,7 @@ class CommandConverter:
         self, extension: str, template: str, timeout: float = 120.0,
         output_limit_mb: float = DEFAULT_OUTPUT_LIMIT_MB,
     ) -> None:
-        self.extension = normalize_extension(extension)
+        self.extension = checked_extension(extension)
         self.template = template
         self.argv = parse_template(self.extension, template)
         if not timeout or timeout <= 0:

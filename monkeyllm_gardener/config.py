@@ -17,6 +17,7 @@ from typing import Any
 
 from monkeyllm_core.forest.passport import yaml_dump, yaml_load
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
+from monkeyllm_gardener.extensions import normalize_extension
 
 CONFIG_PATH = "_meta/gardener.yaml"
 KNOWN_KEYS = ("command_output_limit_mb", "command_timeout", "converters", "curation", "ignore", "sources")
@@ -81,8 +82,7 @@ class GardenerConfig:
 
     @property
     def converters(self) -> dict[str, str]:
-        return {k.lower() if k.startswith(".") else "." + k.lower(): v
-                for k, v in (self.data.get("converters") or {}).items()}
+        return {normalize_extension(k): v for k, v in (self.data.get("converters") or {}).items()}
 
     @property
     def command_timeout(self) -> float:

@@ -1,9 +1,10 @@
 """Derived titles and summaries: the scent a node gets when no model writes one.
 
-Every function here is deterministic and returns a summary that satisfies the
-passport contract of FOREST-FORMAT.md: non-empty, at most 240 characters, one
-paragraph, never starting with a boilerplate opening (``this document describes``,
-``file containing``).
+Every function here is deterministic and returns a summary that obeys the core's
+summary contract (``monkeyllm_core.forest.summary_contract``: non-empty, at most
+240 characters, plain text on one line, no boilerplate opening), and holds itself
+to the contract's shape on top: at most three sentences, and a boilerplate opening
+in the text is dropped rather than failed on.
 
 ``derive_summary`` reads the opening prose of a markdown body. It skips what is not
 prose (frontmatter, headings, code fences, tables, images, link-only lines, lines
@@ -18,6 +19,12 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
+from monkeyllm_core.forest.summary_contract import (
+    SUMMARY_MAX_CHARS,
+    SUMMARY_MAX_SENTENCES,
+    boilerplate_opening,
+    summary_error,
+)
 from monkeyllm_core.store.messages import one_line
 
 # Markdown is read by the plugin kit's rules, so a derived title and a derived
@@ -27,10 +34,7 @@ from monkeyllm_gardener.kit.markdown import MAX_LINE_CHARS as _MAX_LINE_CHARS
 from monkeyllm_gardener.kit.markdown import MAX_SCANNED_CHARS as _MAX_SCANNED_CHARS
 from monkeyllm_gardener.kit.markdown import first_h1, strip_frontmatter, strip_inline_markdown
 
-MAX_SUMMARY_CHARS = 240
-MAX_SENTENCES = 3
 ELLIPSIS = "…"
-BOILERPLATE_OPENINGS = ("this document describes", "file containing")
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _SETEXT_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -158,19 +162,14 @@ def _sentences(blocks: Sequence[str]) -> list[str]:
 
 def _drop_boilerplate(sentence: str) -> str:
     """``This document describes the refund policy.`` -> ``The refund policy.``"""
-    for _ in range(len(BOILERPLATE_OPENINGS) + 1):
-        lowered = sentence.lower()
-        for opening in BOILERPLATE_OPENINGS:
-            if lowered.startswith(opening):
-                rest = sentence[len(opening):].lstrip(" :,-—–")
-                sentence = rest[:1].upper() + rest[1:] if rest else ""
-                break
-        else:
-            return sentence
+    sentence = sentence.lstrip()
+    while (opening := boilerplate_opening(sentence)) is not None:
+        rest = sentence[len(opening):].lstrip(" :,-—–")
+        sentence = rest[:1].upper() + rest[1:] if rest else ""
     return sentence
 
 
-def cut_at_word(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+def cut_at_word(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     """``text`` if it fits, else cut at a word boundary so that it plus ``…`` fits."""
     if len(text) <= limit:
         return text
@@ -182,7 +181,7 @@ def cut_at_word(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
 
 def single_line(text: str) -> str:
     """``text`` as one line: escape sequences removed whole, control and bidi
-    characters dropped, whitespace runs made one space (``commitmsg.one_line``). The
+    characters dropped, whitespace runs made one space (``store.messages.one_line``). The
     one rule for every one-line field made from file content: titles, summaries,
     media facts, tags. A summary is repeated on every index that lists its node, so
     nothing in it may drive a terminal."""
@@ -190,13 +189,8 @@ def single_line(text: str) -> str:
 
 
 def is_valid_summary(summary: str) -> bool:
-    """The passport contract: non-empty, <= 240 chars, one line, no boilerplate opening."""
-    return (
-        bool(summary.strip())
-        and len(summary) <= MAX_SUMMARY_CHARS
-        and "\n" not in summary
-        and not summary.lower().startswith(BOILERPLATE_OPENINGS)
-    )
+    """True when ``summary`` obeys the core's summary contract (a write would take it)."""
+    return summary_error(summary) is None
 
 
 def derive_title(markdown: str, fallback: str) -> str:
@@ -209,7 +203,7 @@ def title_sentence(title: str, kind_hint: str = "note") -> str:
     kind = (single_line(kind_hint) or "note").capitalize()
     title = single_line(title) or "untitled"
     head = f'{kind} titled "'
-    room = MAX_SUMMARY_CHARS - len(head) - len('".')
+    room = SUMMARY_MAX_CHARS - len(head) - len('".')
     if len(title) > room:
         title = cut_at_word(title, room)
     return f'{head}{title}".'
@@ -228,9 +222,9 @@ def derive_summary(markdown: str, *, title: str, kind_hint: str = "note") -> str
     if not sentences:
         return title_sentence(title, kind_hint)
     summary = cut_at_word(sentences[0])
-    for sentence in sentences[1:MAX_SENTENCES]:
+    for sentence in sentences[1:SUMMARY_MAX_SENTENCES]:
         candidate = f"{summary} {sentence}"
-        if len(candidate) > MAX_SUMMARY_CHARS:
+        if len(candidate) > SUMMARY_MAX_CHARS:
             break
         summary = candidate
     summary = single_line(summary)
@@ -241,7 +235,7 @@ def _count(n: int, singular: str, plural: str | None = None) -> str:
     return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
 
 
-def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = MAX_SUMMARY_CHARS) -> str:
+def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = SUMMARY_MAX_CHARS) -> str:
     """``head`` + as many ``items`` (comma-joined) as fit, then ``and N more`` + ``tail``."""
     items = [single_line(i) for i in items if single_line(i)]
     for shown in range(len(items), -1, -1):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .conversion import Conversion
+from .extensions import normalize_extension
 from .hookspecs import hookimpl
 
 
@@ -86,11 +87,6 @@ class _EntryPointConverter:
         return self._convert(path)
 
 
-def _extension_from_entry_point_name(name: str) -> str:
-    text = name.strip().lower()
-    return text if text.startswith(".") else "." + text
-
-
 def converter_from_entry_point(entry_point_name: str, loaded: Any) -> tuple[Any, float]:
     """Apply the ``monkeyllm.converters`` rule; returns (converter, priority)."""
     target = loaded() if inspect.isclass(loaded) else loaded
@@ -102,7 +98,7 @@ def converter_from_entry_point(entry_point_name: str, loaded: Any) -> tuple[Any,
             raise TypeError(f"{type(target).__name__} has no convert(path) method and is not callable")
     extensions = getattr(target, "extensions", None)
     if extensions is None:
-        extensions = (_extension_from_entry_point_name(entry_point_name),)
+        extensions = (normalize_extension(entry_point_name),)
     name = getattr(target, "name", None)
     if not isinstance(name, str) or not name.strip():
         name = entry_point_name

@@ -55,7 +55,8 @@ def on_curate(draft: dict[str, Any]) -> dict[str, Any] | None:
     copy of the draft: a hook that raises has its edits discarded, the error is
     recorded in the report as ``(plugin, error)``, and the next hook still runs.
     ``id``, ``type`` and provenance fields cannot be changed by a hook; the result is
-    validated before the plant (an invalid result is discarded and reported).
+    validated before the plant (an invalid result is discarded and reported). The
+    whole policy, rule by rule, is ``monkeyllm_gardener.on_curate_policy``.
     """
 
 

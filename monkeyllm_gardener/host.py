@@ -44,7 +44,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import pluggy
@@ -53,13 +53,15 @@ from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.chatter import captured_chatter
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB, CommandConverter, CommandTemplateError
+from monkeyllm_gardener import on_curate_policy
 from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
-from monkeyllm_gardener.derive import is_valid_summary
 from monkeyllm_gardener.entrypoints import (
     SIMPLE_HOOK_ADAPTERS,
     RegistersConverters,
     converter_from_entry_point,
 )
+from monkeyllm_gardener.error_lines import bounded_line, error_line
+from monkeyllm_gardener.extensions import extension_candidates, normalize_extension
 from monkeyllm_gardener.plugins_report import format_plugins_report  # noqa: F401 - re-exported
 
 SourceKind = Literal["command", "plugin", "builtin"]
@@ -72,10 +74,6 @@ MEDIA_KINDS = frozenset({"image", "audio"})
 # Hooks a plain callable may provide through the monkeyllm.hooks group.
 SIMPLE_HOOK_NAMES = ("on_curate", "register_converters", "register_describers")
 # Draft keys that identify a node or record where it came from: hooks cannot change them.
-_PROTECTED_KEYS = frozenset({"id", "type", "origin"})
-_PROTECTED_PREFIXES = ("source", "payload")
-_MAX_ERROR_CHARS = 300
-_MAX_COMPOUND_SUFFIXES = 3
 
 
 class PluginLoadFailure(Exception):
@@ -165,23 +163,6 @@ class _Rejected(Exception):
 # -- small helpers --------------------------------------------------------------
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one bounded line: our own errors as they read, others typed."""
-    text = str(exc).strip()
-    first = text.splitlines()[0].strip() if text else ""
-    if not isinstance(exc, ConversionError):
-        first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-    if len(first) > _MAX_ERROR_CHARS:
-        first = first[: _MAX_ERROR_CHARS - 3] + "..."
-    return first
-
-
-def _bounded(text: str) -> str:
-    lines = str(text).strip().splitlines()
-    first = lines[0] if lines else ""
-    return first if len(first) <= _MAX_ERROR_CHARS else first[: _MAX_ERROR_CHARS - 3] + "..."
-
-
 def _normalize_dist_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -223,42 +204,11 @@ def _valid_priority(priority: Any) -> float:
     return float(priority)
 
 
-def extension_candidates(filename: str) -> list[str]:
-    """Extensions a file may be claimed by, most specific first: ``a.tar.gz`` ->
-    ``[".tar.gz", ".gz"]``. A dotfile such as ``.bashrc`` has none."""
-    suffixes = PurePath(filename).suffixes[-_MAX_COMPOUND_SUFFIXES:]
-    return ["".join(suffixes[start:]).lower() for start in range(len(suffixes))]
-
-
 def _call_hookimpl(impl: pluggy.HookImpl, arguments: Mapping[str, Any]) -> Any:
     # pluggy lets an implementation accept a subset of the spec's arguments.
     return impl.function(*[arguments[name] for name in impl.argnames])
 
 
-def _draft_problem(draft: Mapping[str, Any]) -> str | None:
-    """Why a hook's draft breaks the passport contract (FOREST-FORMAT.md), or None.
-    Link targets are checked against the forest by the pipeline."""
-    if "summary" in draft:
-        summary = draft["summary"]
-        if not isinstance(summary, str) or not is_valid_summary(summary):
-            return "summary must be one non-empty line of at most 240 characters without a boilerplate opening"
-    if "title" in draft and not (isinstance(draft["title"], str) and draft["title"].strip()):
-        return "title must be non-empty text"
-    for key in ("tags", "aliases"):
-        value = draft.get(key)
-        if key in draft and not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
-            return f"{key} must be a list of strings"
-    links = draft.get("links")
-    if "links" in draft and not (isinstance(links, list) and all(isinstance(link, dict) for link in links)):
-        return "links must be a list of mappings"
-    return None
-
-
-def _is_protected(key: Any) -> bool:
-    return isinstance(key, str) and (key in _PROTECTED_KEYS or key.startswith(_PROTECTED_PREFIXES))
-
-
-_MISSING = object()
 # What a plugin's code may raise that must fail only that plugin's call. SystemExit is
 # included: a converter wrapping a tool's main() that calls sys.exit() must not end
 # the whole batch. KeyboardInterrupt is not: Ctrl-C still stops the run.
@@ -317,7 +267,7 @@ class PluginHost:
     # -- discovery -------------------------------------------------------------
 
     def _record_error(self, plugin: str, entry_point: str, error: str) -> None:
-        problem = LoadError(plugin=plugin, entry_point=entry_point, error=_bounded(error))
+        problem = LoadError(plugin=plugin, entry_point=entry_point, error=bounded_line(error))
         if self.strict:
             raise PluginLoadFailure(f"{problem.plugin} ({problem.entry_point}): {problem.error}")
         self.load_errors.append(problem)
@@ -331,7 +281,7 @@ class PluginHost:
         try:
             self._pm.register(plugin, name=pm_name)
         except Exception as exc:  # already registered, hookimpl arguments not in the spec, ...
-            self._record_error(name, entry_point, f"cannot register: {one_line(exc)}")
+            self._record_error(name, entry_point, f"cannot register: {error_line(exc)}")
             return
         if not self._pm.get_hookcallers(plugin):
             self._pm.unregister(name=pm_name)
@@ -358,7 +308,7 @@ class PluginHost:
                 converters.append((CommandConverter(extension, template, timeout, output_limit_mb), 0.0))
             except CommandTemplateError as exc:
                 self._record_error(COMMAND_PLUGIN_NAME, f"converters {extension}", str(exc))
-                self._refused_hooks[extension] = _bounded(str(exc)).removeprefix(f"command hook for {extension}: ")
+                self._refused_hooks[extension] = bounded_line(str(exc)).removeprefix(f"command hook for {extension}: ")
         if converters:
             self._add_plugin(
                 RegistersConverters(converters),
@@ -374,7 +324,7 @@ class PluginHost:
             try:
                 entry_points = list(importlib.metadata.entry_points(group=group))
             except Exception as exc:  # a distribution with unreadable metadata
-                self._record_error("(entry points)", group, f"cannot list entry points: {one_line(exc)}")
+                self._record_error("(entry points)", group, f"cannot list entry points: {error_line(exc)}")
                 continue
             for entry_point in entry_points:
                 dist = getattr(entry_point, "dist", None)
@@ -388,7 +338,7 @@ class PluginHost:
                 try:
                     loaded = entry_point.load()
                 except (Exception, SystemExit) as exc:  # never let one plugin stop the host
-                    self._record_error(dist_name, label, f"failed to load: {one_line(exc)}")
+                    self._record_error(dist_name, label, f"failed to load: {error_line(exc)}")
                     continue
                 try:
                     plugin = self._plugin_for_entry_point(group, entry_point.name, loaded)
@@ -396,7 +346,7 @@ class PluginHost:
                     self._record_error(dist_name, label, str(exc))
                     continue
                 except (Exception, SystemExit) as exc:  # e.g. the class's __init__ raised
-                    self._record_error(dist_name, label, f"unusable: {one_line(exc)}")
+                    self._record_error(dist_name, label, f"unusable: {error_line(exc)}")
                     continue
                 self._add_plugin(plugin, name=dist_name, version=version, source="plugin", entry_point=label)
 
@@ -420,7 +370,7 @@ class PluginHost:
             try:
                 module = importlib.import_module(module_name)
             except (Exception, SystemExit) as exc:
-                self._record_error(module_name, "builtin", f"failed to import: {one_line(exc)}")
+                self._record_error(module_name, "builtin", f"failed to import: {error_line(exc)}")
                 continue
             self._add_plugin(module, name=module_name, version="builtin", source="builtin", entry_point="builtin")
 
@@ -471,7 +421,7 @@ class PluginHost:
                 raise
             except _PLUGIN_FAILURES as exc:
                 self._record_error(
-                    info.name, hook_name, f"{hook_name} raised {one_line(exc)}; what it registered before that is kept"
+                    info.name, hook_name, f"{hook_name} raised {error_line(exc)}; what it registered before that is kept"
                 )
 
     def _availability(self, item: Any, source: SourceKind) -> tuple[bool, str | None]:
@@ -582,18 +532,13 @@ class PluginHost:
 
     # -- conversion --------------------------------------------------------------
 
-    @staticmethod
-    def _normalize(extension: str) -> str:
-        text = extension.strip().lower()
-        return text if text.startswith(".") else "." + text
-
     def claimants(self, extension: str) -> list[RegisteredConverter]:
         """Available converters claiming ``extension``, in the order they are tried."""
-        return [r for r in self._by_extension.get(self._normalize(extension), []) if r.available]
+        return [r for r in self._by_extension.get(normalize_extension(extension), []) if r.available]
 
     def unavailable_for(self, extension: str) -> list[RegisteredConverter]:
         """Converters claiming ``extension`` that miss an optional dependency."""
-        return [r for r in self._by_extension.get(self._normalize(extension), []) if not r.available]
+        return [r for r in self._by_extension.get(normalize_extension(extension), []) if not r.available]
 
     @property
     def converters(self) -> list[RegisteredConverter]:
@@ -617,7 +562,7 @@ class PluginHost:
                 if not isinstance(conversion, Conversion):
                     raise ConversionError(f"returned {type(conversion).__name__}, not a Conversion")
             except _PLUGIN_FAILURES as exc:
-                failures.append(f"{record.name} failed on {source.name}: {one_line(exc)}")
+                failures.append(f"{record.name} failed on {source.name}: {error_line(exc)}")
                 continue
             if chatter:
                 said = tuple(f"{source.name}: {record.name} reported: {line}" for line in chatter)
@@ -641,10 +586,9 @@ class PluginHost:
     def run_on_curate(self, draft: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """Run every on_curate hook in discovery order, each on its own deep copy.
 
-        A hook that raises, returns something other than a dict or None, or returns a
-        draft breaking the passport contract (``_draft_problem``) has all its edits
-        discarded; changes to ``id``, ``type``, ``origin`` or any ``source*``/``payload*``
-        key are reverted. Every such event is a problem line.
+        A hook that raises, or returns something other than a dict or None, has all
+        its edits discarded; what a returned draft may change and how it is judged is
+        ``on_curate_policy``'s. Every such event is a problem line.
         """
         current = copy.deepcopy(draft)
         problems: list[str] = []
@@ -656,48 +600,13 @@ class PluginHost:
                 continue
             working = copy.deepcopy(current)
             try:
-                result = _call_hookimpl(impl, {"draft": working})
-                candidate = working if result is None else result
-                if not isinstance(candidate, dict):
-                    raise TypeError(f"returned {type(candidate).__name__}, not a dict or None")
-                bad_keys = [key for key in candidate if not isinstance(key, str)]
-                if bad_keys:
-                    raise TypeError(f"returned a draft with non-string key {bad_keys[0]!r}")
-                # The hook may keep a reference to what it returned: own our copy.
-                candidate = copy.deepcopy(candidate)
+                candidate = on_curate_policy.returned_draft(working, _call_hookimpl(impl, {"draft": working}))
             except _PLUGIN_FAILURES as exc:
-                problems.append(f"on_curate {plugin} failed on {node_id}: {one_line(exc)}; its edits were discarded")
+                problems.append(f"on_curate {plugin} failed on {node_id}: {error_line(exc)}; its edits were discarded")
                 continue
-            reverted = self._revert_protected(current, candidate)
-            if reverted:
-                problems.append(
-                    f"on_curate {plugin} tried to change {', '.join(reverted)} on {node_id}; reverted"
-                )
-            invalid = _draft_problem(candidate)
-            if invalid:
-                # Judged per hook: one hook's bad summary must not discard another's tags.
-                problems.append(f"on_curate {plugin} returned an invalid draft for {node_id} ({invalid}); "
-                                "its edits were discarded")
-                continue
-            current = candidate
+            current, found = on_curate_policy.judge_hook_draft(current, candidate, plugin=plugin, node_id=node_id)
+            problems += found
         return current, problems
-
-    @staticmethod
-    def _revert_protected(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-        reverted = []
-        for key in sorted({*before, *after}, key=str):
-            if not _is_protected(key):
-                continue
-            old, new = before.get(key, _MISSING), after.get(key, _MISSING)
-            if old is _MISSING and new is _MISSING:
-                continue
-            if old is _MISSING or new is _MISSING or old != new:
-                reverted.append(key)
-                if old is _MISSING:
-                    del after[key]
-                else:
-                    after[key] = copy.deepcopy(old)
-        return reverted
 
     # -- describers --------------------------------------------------------------
 
@@ -717,7 +626,7 @@ class PluginHost:
                 if text is not None and not isinstance(text, str):
                     raise TypeError(f"returned {type(text).__name__}, not text or None")
             except _PLUGIN_FAILURES as exc:
-                warnings.append(f"describer {record.name} failed on {source.name}: {one_line(exc)}")
+                warnings.append(f"describer {record.name} failed on {source.name}: {error_line(exc)}")
                 continue
             if text is not None and text.strip():
                 return text, warnings

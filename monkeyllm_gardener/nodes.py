@@ -12,7 +12,6 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from monkeyllm_core import VineError
 from monkeyllm_core.forest.sections import get_section, outline
 
 from .conversion import Conversion
@@ -161,13 +160,6 @@ def tidy(line: str, name: str) -> str:
         if line.startswith(lead):
             line = line[len(lead):] if lead == f"{name}: " else "failed: " + line[len(lead):]
     return line.replace(f" failed: {name}: ", " failed: ", 1)
-
-
-def one_line(exc: BaseException) -> str:
-    if isinstance(exc, VineError):
-        return exc.one_line()
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
 def clean_title(value: Any) -> str | None:

@@ -22,11 +22,13 @@ from monkeyllm_core import Vine, VineError
 from monkeyllm_core.forest.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
 from monkeyllm_core.store.history import GitError
 from monkeyllm_core.forest.sections import outline
-from monkeyllm_core.forest.rules import check_new_id, check_summary, parent_of
+from monkeyllm_core.forest.rules import check_new_id, parent_of
 
 from .config import GardenerConfig
+from .error_lines import error_line
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
-from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
+from .extensions import extension_candidates
+from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
 from .nodes import (
     build_node,
     clean_title,
@@ -34,9 +36,9 @@ from .nodes import (
     keep_human_sections,
     merge_links,
     merge_tags,
-    one_line,
     tidy,
 )
+from .on_curate_policy import draft_for_hooks, merge_hook_result
 from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
@@ -229,7 +231,7 @@ class Gardener:
                     vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
                 except VineError as exc:  # one unwritable passport must not abort the batch
                     report.errors.append(f"{rel}: vanished, but {row['id']} cannot be marked stale: "
-                                         f"{one_line(exc)}")
+                                         f"{error_line(exc)}")
                     continue
             elif not row["stale"]:
                 report.plan.append(f"mark stale {row['id']}")
@@ -385,7 +387,7 @@ class Gardener:
                                                        lambda: self._tmp_path(vine),
                                                        name_title=task.name_title)
         except Exception as exc:
-            report.errors.append(f"{rel}: {one_line(exc)}")
+            report.errors.append(f"{rel}: {error_line(exc)}")
             if prep.dataset_db:
                 Path(prep.dataset_db).unlink(missing_ok=True)
             return False
@@ -458,7 +460,7 @@ class Gardener:
         except GitError:
             raise  # the repository cannot take any write: one line for the run, not one per file
         except Exception as exc:
-            report.errors.append(f"{task.file.rel}: {one_line(exc)}")
+            report.errors.append(f"{task.file.rel}: {error_line(exc)}")
         finally:
             source = fields.get("payload_source")
             if fields.get("payload_move") and source and Path(source).exists():
@@ -510,41 +512,12 @@ class Gardener:
                      message=f"gardener(sync): {task.node_id}")
 
     def _run_hooks(self, vine: Vine, fields: dict[str, Any], report: Report, rel: str) -> dict[str, Any]:
-        """on_curate hooks see passport fields only; their result is validated here."""
-        draft_keys = ("id", "type", "title", "summary", "tags", "aliases", "links")
-        draft = {k: fields[k] for k in draft_keys if k in fields}
+        """on_curate hooks see passport fields only; ``on_curate_policy`` judges and merges what they return."""
         if not self.host._ordered_impls("on_curate"):
             return fields
-        result, problems = self.host.run_on_curate(draft)
-        report.warnings += [f"{rel}: {p}" for p in problems]
-        try:
-            check_summary(result.get("summary"), where=f"on_curate result for {fields['id']}")
-            for key in ("tags", "aliases"):
-                if key in result and not (isinstance(result[key], list) and all(isinstance(t, str) for t in result[key])):
-                    raise VineError("E_FRONTMATTER", f"on_curate result for {fields['id']}: {key} must be a list of strings", "")
-            # a bad link costs only that link, not the other hooks' edits
-            links = []
-            for link in result.get("links") or []:
-                if isinstance(link, dict) and vine.dialect.knows_rel(str(link.get("rel"))) \
-                        and vine.exists(str(link.get("target"))) and link.get("target") != fields["id"]:
-                    links.append(link)
-                else:
-                    report.warnings.append(f"{rel}: on_curate link {link!r} dropped: unknown rel or target")
-            if "links" in result:
-                result["links"] = links
-            if not isinstance(result.get("title"), str) or not result["title"].strip():
-                raise VineError("E_FRONTMATTER", f"on_curate result for {fields['id']}: title must be a string", "")
-        except VineError as exc:
-            report.warnings.append(f"{rel}: {exc.message}; hook edits discarded")
-            return fields
-        merged = dict(fields)
-        for key in draft_keys[2:]:
-            if key in result:
-                merged[key] = result[key]
-            else:
-                merged.pop(key, None)
-        if merged.get("summary") != fields.get("summary"):
-            merged["summary_source"] = "hook"
+        result, problems = self.host.run_on_curate(draft_for_hooks(fields))
+        merged, dropped = merge_hook_result(vine, fields, result)
+        report.warnings += [f"{rel}: {p}" for p in (*problems, *dropped)]
         return merged
 
 

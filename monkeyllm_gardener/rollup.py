@@ -16,7 +16,8 @@ from typing import Any
 
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.forest import branches as br
-from monkeyllm_core.forest.rules import check_summary, is_branch_id
+from monkeyllm_core.forest.rules import is_branch_id
+from monkeyllm_core.forest.summary_contract import check_summary
 
 from .derive import summary_for_branch
 

@@ -17,8 +17,9 @@ from typing import Mapping
 from monkeyllm_core.writing import lineage
 from monkeyllm_core.hashing import sha256_file
 
+from .error_lines import error_line
 from .host import ConvertResult, HostSpec, host_from_spec
-from .nodes import one_line, title_and_summary
+from .nodes import title_and_summary
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +71,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         try:
             counts = create_dataset(name, conv.schema, conv.rows)
         except Exception as exc:
-            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {one_line(exc)}")
+            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {error_line(exc)}")
         # the rows are in the file now: do not send the row sources back
         result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
@@ -90,7 +91,7 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
             snapshot_database(conv.payload_path or path, snapshot)
         except Exception as exc:
             return Prepared(rel=rel, sha256=digest,
-                            read_error=f"{result.converter} failed: cannot copy the database ({one_line(exc)})")
+                            read_error=f"{result.converter} failed: cannot copy the database ({error_line(exc)})")
         try:
             counts = describe_tables(snapshot).get("row_counts", {})
         except Exception:  # the engine reports an unreadable database when it maps the copy

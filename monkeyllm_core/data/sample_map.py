@@ -123,7 +123,10 @@ def code_span(text: str) -> str:
     return f"{fence}{padding}{text}{padding}{fence}"
 
 
-def _one_line(text: str) -> str:
+def _line_breaks_as_spaces(text: str) -> str:
+    """``text`` with each line break made a space and nothing else changed. Not
+    ``store.messages.one_line``: that also collapses runs of spaces and drops control
+    characters, which would change a quoted identifier a reader copies into a query."""
     return _LINE_BREAKS.sub(" ", text)
 
 
@@ -154,11 +157,11 @@ def render_query_manual(db_path: str | os.PathLike[str], notes: Iterable[str] = 
         lines += ["This database has no tables.", ""]
     else:
         lines.append("Tables:")
-        lines += [f"- {code_span(_one_line(_signature(table)))}" for table in tables]
+        lines += [f"- {code_span(_line_breaks_as_spaces(_signature(table)))}" for table in tables]
         lines.append("")
     if views:
         lines.append("Views (read-only, queried like tables):")
-        lines += [f"- {code_span(_one_line(_signature(view)))} (view)" for view in views]
+        lines += [f"- {code_span(_line_breaks_as_spaces(_signature(view)))} (view)" for view in views]
         lines.append("")
     examples: list[str] = []
     remarks: list[str] = []
@@ -166,7 +169,7 @@ def render_query_manual(db_path: str | os.PathLike[str], notes: Iterable[str] = 
         name = quote_identifier(table.name)
         if _has_line_break(table.name):
             # A line break inside a quoted name cannot be written in a one-line query.
-            remarks.append(f"Table {code_span(_one_line(name))} has a line break in its name, so no one-line example is given for it.")
+            remarks.append(f"Table {code_span(_line_breaks_as_spaces(name))} has a line break in its name, so no one-line example is given for it.")
             continue
         if len(table.columns) > WIDE_TABLE_COLUMNS:
             examples.append(f"SELECT COUNT(*) FROM {name}")
@@ -186,7 +189,7 @@ def render_query_manual(db_path: str | os.PathLike[str], notes: Iterable[str] = 
         remarks.append(
             f"Examples cover the first {MAX_EXAMPLE_TABLES} of {len(tables)} tables; every table listed above is queried the same way."
         )
-    for paragraph in [*remarks, *(_one_line(note).strip() for note in notes)]:
+    for paragraph in [*remarks, *(_line_breaks_as_spaces(note).strip() for note in notes)]:
         if paragraph:
             lines += [paragraph, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -234,7 +237,7 @@ def _sample_values(connection: sqlite3.Connection, table: Relation, columns: tup
 
 
 def _sample_section(connection: sqlite3.Connection, table: Relation) -> list[str]:
-    name = _one_line(quote_identifier(table.name))
+    name = _line_breaks_as_spaces(quote_identifier(table.name))
     if table.row_count is None:
         return [f"### {name} — row count unavailable", "", "_SQLite could not read this table here (a virtual table whose module is not loaded?)._", ""]
     noun = "row" if table.row_count == 1 else "rows"
@@ -245,7 +248,7 @@ def _sample_section(connection: sqlite3.Connection, table: Relation) -> list[str
     try:
         rows = _sample_values(connection, table, shown)
     except sqlite3.Error as error:
-        return lines + [f"_Sample rows could not be read: {_one_line(str(error))}._", ""]
+        return lines + [f"_Sample rows could not be read: {_line_breaks_as_spaces(str(error))}._", ""]
     lines.append("| " + " | ".join(_escape_cell(c.name) for c in shown) + " |")
     lines.append("| " + " | ".join("---" for _ in shown) + " |")
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]

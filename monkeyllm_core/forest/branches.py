@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..store.messages import one_line
+
 SUB_BRANCHES = "Sub-branches"
 DIRECT_BANANAS = "Direct bananas"
 CROSS_TRAILS = "Cross trails"
@@ -15,11 +17,6 @@ LANDMARKS = "Landmarks"
 EM_DASH = "\u2014"
 
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?$")
-
-
-def one_line(text: str) -> str:
-    """Entry lines repeat a summary on one line."""
-    return " ".join(str(text).split())
 
 
 def coverage_text(bananas: int, branches: int) -> str:

@@ -33,7 +33,7 @@ def init_forest(root: str | os.PathLike[str], title: str, summary: str | None = 
     if not title or not title.strip():
         raise VineError("E_FRONTMATTER", "a forest needs a title", "Pass --title.")
     summary = summary or f"Master index of the forest '{one_line(title)}'."  # the title may hold escapes
-    from .rules import check_summary
+    from .summary_contract import check_summary
     check_summary(summary, where="--summary")
     root_path.mkdir(parents=True, exist_ok=True)
     repo = gitrepo.init_repo(root_path)  # refuses a repository vine cannot write, before any file

@@ -1,5 +1,6 @@
-"""The passport rules every write obeys: ids, the parent rule, the summary
-contract, the dialect, confidence, source and link limits."""
+"""The passport rules every write obeys: ids, the parent rule, the dialect,
+confidence, source and link limits, and the summary contract
+(``summary_contract``, its own module: the Gardener and the Curator build on it)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -7,12 +8,10 @@ import re
 from typing import Any
 
 from .dialect import Dialect
-from ..errors import VineError, estimate_tokens
+from ..errors import VineError
 from .passport import REQUIRED_KEYS
+from .summary_contract import check_summary
 
-SUMMARY_MAX_TOKENS = 60
-SUMMARY_MAX_CHARS = SUMMARY_MAX_TOKENS * 4
-BOILERPLATE_OPENINGS = ("this document describes", "file containing")
 MAX_LINKS = 50
 SOURCES = ("manual", "ingest", "agent")
 PAYLOAD_TYPES = ("sqlite", "pdf", "docx", "image", "audio")
@@ -83,28 +82,6 @@ def trail_of(node_id: str) -> list[str]:
 
 def node_path(node_id: str) -> str:
     return f"{node_id}.md"
-
-
-# C0/C1 controls (newline and tab included: a summary is one line) and bidi controls
-_UNSAFE_IN_SUMMARY = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def check_summary(summary: Any, *, where: str) -> None:
-    if not isinstance(summary, str) or not summary.strip():
-        raise VineError("E_FRONTMATTER", f"{where}: summary is empty",
-                        "Write 1-3 sentences saying what this is and what it holds.")
-    if estimate_tokens(summary) > SUMMARY_MAX_TOKENS:
-        raise VineError("E_FRONTMATTER",
-                        f"{where}: summary is {len(summary)} characters, over the 60-token limit",
-                        f"Keep the summary within {SUMMARY_MAX_CHARS} characters.")
-    if _UNSAFE_IN_SUMMARY.search(summary):
-        raise VineError("E_FRONTMATTER", f"{where}: summary holds a control, escape or bidi character",
-                        "Write the summary as plain text on one line; every index that lists the node repeats it.")
-    lowered = summary.strip().lower()
-    for opening in BOILERPLATE_OPENINGS:
-        if lowered.startswith(opening):
-            raise VineError("E_FRONTMATTER", f"{where}: summary opens with boilerplate '{opening}'",
-                            "Start with what the node is: category and subject.")
 
 
 def validate_passport(fm: dict[str, Any], dialect: Dialect, *, where: str | None = None) -> None:

@@ -20,6 +20,7 @@ from . import branches as br
 from ..errors import VineError
 from .passport import Node, parse_node, render_node_parsed
 from .rules import is_branch_id, node_path, parent_of, today, trail_of
+from ..store.messages import one_line
 
 
 class Transaction(Protocol):
@@ -122,7 +123,7 @@ class BranchUpkeep:
                 repaired = br.refresh_repeats(repaired, (line,), self.entry_for(kfm), (br.SUB_BRANCHES,))
         summary = str(fm.get("summary") or "")
         quote = br.blockquote(repaired)
-        if summary and quote is not None and quote != br.one_line(summary):
+        if summary and quote is not None and quote != one_line(summary):
             repaired = br.set_blockquote(repaired, summary)
         return repaired if repaired != body else body
 
@@ -168,6 +169,6 @@ def checked_branch_body(node_id: str, old_body: str, body: str, fm: dict[str, An
     fm["coverage"] = br.coverage_text(br.count_entries(body, br.DIRECT_BANANAS),
                                       br.count_entries(body, br.SUB_BRANCHES))
     quote = br.blockquote(body)
-    if quote is not None and quote != br.one_line(str(fm.get("summary") or "")):
+    if quote is not None and quote != one_line(str(fm.get("summary") or "")):
         body = br.set_blockquote(body, str(fm["summary"]))
     return body

@@ -28,6 +28,7 @@ from .dialect import SCHEMA_PATH, Dialect
 from ..errors import VineError, estimate_tokens
 from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
+from ..store.messages import one_line
 from ..vine import Vine, payload_file
 from ..writing.writer_probe import LockState, probe
 
@@ -202,7 +203,7 @@ def _check_branch(branch_id, fm, body, kids, nodes, add) -> None:
     if br.parse_coverage(fm.get("coverage")) != br.parse_coverage(expected):
         add("error", "E_BRANCH", branch_id, f"coverage says {fm.get('coverage')!r}, entries count {expected!r}")
     quote = br.blockquote(body)
-    if quote is not None and fm.get("summary") and quote != br.one_line(fm["summary"]):
+    if quote is not None and fm.get("summary") and quote != one_line(fm["summary"]):
         # the summary (what entry lines and locate show) is the branch's word; a
         # blockquote worded apart from it is prose for a person, repaired on write
         add("warning", "W_BRANCH_FORMAT", branch_id, "the > blockquote is worded apart from the frontmatter"

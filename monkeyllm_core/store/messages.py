@@ -55,11 +55,12 @@ def clean_text(text: str) -> str:
     return _SURROGATES.sub("\ufffd", text)
 
 
-def one_line(text: str) -> str:
-    """Cleaned ``text`` on one line: every run of whitespace becomes one space. For
-    user text put into a subject (a title), so a newline in it does not end the
-    subject early."""
-    return " ".join(clean_text(text).split())
+def one_line(text: object) -> str:
+    """Cleaned ``text`` on one line: every run of whitespace becomes one space. The
+    one rule for user text shown on a line of its own: a commit subject (a title, so
+    a newline in it does not end the subject early), a branch entry line or quote
+    repeating a summary, a title or summary the Gardener derives from a file."""
+    return " ".join(clean_text(str(text)).split())
 
 
 def commit_message(message: str) -> str:

@@ -15,7 +15,7 @@ Public API (the pipeline wires it into adopt, sync and rollup)::
 from __future__ import annotations
 
 from monkeyllm_gardener.curator.contract import (
-    BOILERPLATE_OPENINGS,
+    CURATOR_BOILERPLATE_OPENINGS,
     check_summary,
     fold_tag,
     trim_summary,
@@ -31,7 +31,7 @@ from monkeyllm_gardener.curator.curator import (
 from monkeyllm_gardener.curator.settings import CuratorConfigError, CuratorSettings
 
 __all__ = [
-    "BOILERPLATE_OPENINGS",
+    "CURATOR_BOILERPLATE_OPENINGS",
     "STAT_KEYS",
     "BranchRequest",
     "Candidate",

@@ -1,9 +1,13 @@
 """The summary contract, checked in code before anything a model wrote is planted.
 
-The summary is the scent an agent navigates by, so it must be short (at most 60
-tokens = 240 characters, one to three sentences), must not open with boilerplate,
-must carry the month and year of dated content, and must be in the content's
-language. Tags are lowercase single words with accents folded.
+The summary is the scent an agent navigates by. The core's contract
+(``monkeyllm_core.forest.summary_contract``) is the floor every planted summary
+obeys: non-empty, at most 60 tokens = 240 characters, plain text on one line, no
+boilerplate opening. A model is held to more, on top of that floor: one to three
+sentences, the month and year of dated content, the content's language, and
+boilerplate caught in more wordings (and behind quotes or emphasis). So a summary
+this module accepts is one every write accepts. Tags are lowercase single words
+with accents folded.
 
 ``check_summary`` and ``trim_summary`` are public: the pipeline reuses them for
 derived summaries and branch rollups.
@@ -14,21 +18,20 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from monkeyllm_core.forest import summary_contract as core
+from monkeyllm_core.forest.summary_contract import SUMMARY_MAX_CHARS, SUMMARY_MAX_SENTENCES
 from monkeyllm_gardener.curator.dates import describe_year_month, fold, year_months
 from monkeyllm_gardener.curator.language import LANGUAGE_NAMES, detect_language
 
-SUMMARY_MAX_TOKENS = 60
-SUMMARY_MAX_CHARS = SUMMARY_MAX_TOKENS * 4  # tokens = ceil(chars / 4)
-SUMMARY_MAX_SENTENCES = 3
 MAX_TAGS = 5
 ELLIPSIS = "…"
 
 # Openings that spend tokens without adding scent (compared case-insensitively,
-# after leading whitespace). FOREST-FORMAT.md names the first two; the rest are
-# the same habit in other words.
-BOILERPLATE_OPENINGS: tuple[str, ...] = (
-    "this document describes",
-    "file containing",
+# after leading whitespace and markup): the core's, which FOREST-FORMAT.md names,
+# then the same habit in other words. The extra ones are refused for what a model
+# wrote only: a person may well start a summary with "The document store ...".
+CURATOR_BOILERPLATE_OPENINGS: tuple[str, ...] = (
+    *core.BOILERPLATE_OPENINGS,
     "a file containing",
     "this document",
     "this file",
@@ -36,7 +39,7 @@ BOILERPLATE_OPENINGS: tuple[str, ...] = (
     "this page",
 )
 
-ProblemCode = Literal["empty", "boilerplate", "too_long", "sentences", "date", "language"]
+ProblemCode = Literal["empty", "unsafe", "boilerplate", "too_long", "sentences", "date", "language"]
 # Failures cutting can fix: whole sentences come off first, then words.
 TRIMMABLE: frozenset[str] = frozenset({"too_long", "sentences"})
 
@@ -68,6 +71,13 @@ def summary_problems(
     if not text:
         return [SummaryProblem(code="empty", message="the summary is empty")]
     problems: list[SummaryProblem] = []
+    if core.has_unsafe_characters(text):
+        problems.append(
+            SummaryProblem(
+                code="unsafe",
+                message="the summary holds a control, escape or bidi character; write plain text",
+            )
+        )
     opening = boilerplate_opening(text)
     if opening:
         problems.append(
@@ -128,11 +138,8 @@ def boilerplate_opening(summary: str) -> str | None:
 
     Quotes, emphasis, list markers and other punctuation do not hide an opening:
     ``"This document describes ..."`` and ``**This file** ...`` are still boilerplate."""
-    start = " ".join(_MARKUP.sub("", summary[:120]).split()).lower()
-    for opening in BOILERPLATE_OPENINGS:
-        if start.startswith(opening):
-            return opening
-    return None
+    start = " ".join(_MARKUP.sub("", summary[:120]).split())
+    return core.boilerplate_opening(start, CURATOR_BOILERPLATE_OPENINGS)
 
 
 def content_year_months(content: str, *, content_date: str | None = None) -> set[tuple[int, int]]:

@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Literal, Sequence
 
+from monkeyllm_core.store.messages import one_line
 from monkeyllm_gardener.curator import prompts
 from monkeyllm_gardener.curator.contract import (
     TRIMMABLE,
@@ -223,7 +224,7 @@ class Curator:
                 summary=request.derived_summary,
                 summary_source="fallback",
                 tags=merge_tags(request.tags, self._default_tags)[0],
-                problems=[f"curator error ({type(exc).__name__}: {_one_line(str(exc))}); kept the derived summary"],
+                problems=[f"curator error ({type(exc).__name__}: {_short_line(str(exc))}); kept the derived summary"],
             )
 
     def _curate(self, request: CurationRequest) -> CurationOutcome:
@@ -418,7 +419,7 @@ class Curator:
     def _degrade(self, reason: str) -> None:
         with self._lock:
             if self._degraded is None:
-                self._degraded = _one_line(reason)
+                self._degraded = _short_line(reason)
                 self._problems.append(f"curator degraded: {self._degraded}; remaining nodes keep their derived summaries")
 
     def _raise_if_configuration(self, failure: TransportFailure) -> None:
@@ -434,7 +435,7 @@ class Curator:
 
     def _note(self, line: str) -> None:
         with self._lock:
-            self._problems.append(_one_line(line))
+            self._problems.append(_short_line(line))
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -462,10 +463,12 @@ def usable_candidates(node_id: str, candidates: Iterable[Candidate]) -> list[Can
     return kept
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
+def _short_line(text: str, limit: int = 300) -> str:
+    """``text`` as one clean line (what a model or a server said can hold escapes),
+    cut to ``limit`` characters."""
+    line = one_line(text)
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _quoted(text: str) -> str:
-    return repr(_one_line(text, 80))
+    return repr(_short_line(text, 80))

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from monkeyllm_gardener.curator.contract import (
-    MAX_TAGS,
-    SUMMARY_MAX_CHARS,
-    SUMMARY_MAX_SENTENCES,
-)
+from monkeyllm_core.forest.summary_contract import SUMMARY_MAX_CHARS, SUMMARY_MAX_SENTENCES
+from monkeyllm_gardener.curator.contract import MAX_TAGS
 from monkeyllm_gardener.curator.dates import describe_year_month
 
 MAX_LINKS = 3

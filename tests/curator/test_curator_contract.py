@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from monkeyllm_gardener.curator import BOILERPLATE_OPENINGS, check_summary, fold_tag, trim_summary
+from monkeyllm_core.forest import summary_contract as core
+from monkeyllm_gardener.curator import CURATOR_BOILERPLATE_OPENINGS, check_summary, fold_tag, trim_summary
 from monkeyllm_gardener.curator.contract import merge_tags, split_sentences
 from monkeyllm_gardener.curator.dates import year_months
 from monkeyllm_gardener.curator.language import detect_language
@@ -28,7 +29,7 @@ def test_valid_summary_passes():
     assert check_summary("Board minutes on the Falcon rollout. The budget is fixed at 2 M USD.", EN_CONTENT) == []
 
 
-@pytest.mark.parametrize("opening", BOILERPLATE_OPENINGS)
+@pytest.mark.parametrize("opening", CURATOR_BOILERPLATE_OPENINGS)
 def test_boilerplate_openings_are_rejected_in_any_case(opening):
     summary = f"{opening.upper()} the travel policy for staff."
     problems = check_summary(summary, EN_CONTENT)
@@ -37,8 +38,26 @@ def test_boilerplate_openings_are_rejected_in_any_case(opening):
 
 def test_boilerplate_list_names_the_format_openings():
     assert {"this document describes", "file containing", "this document", "this file", "the document"} <= set(
-        BOILERPLATE_OPENINGS
+        CURATOR_BOILERPLATE_OPENINGS
     )
+
+
+def test_the_curator_extends_the_core_boilerplate_list_rather_than_restating_it():
+    assert CURATOR_BOILERPLATE_OPENINGS[: len(core.BOILERPLATE_OPENINGS)] == core.BOILERPLATE_OPENINGS
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "Board minutes on the \x1b[31mFalcon\x1b[0m rollout.",  # an escape sequence
+        "Board minutes on the \u202eFalcon rollout.",  # a bidi override
+        "Board minutes on the Falcon rollout.\x00",
+    ],
+)
+def test_a_summary_the_core_would_refuse_is_never_accepted(summary):
+    assert core.summary_error(summary, where="s") is not None
+    problems = check_summary(summary, EN_CONTENT)
+    assert any("control, escape or bidi" in problem for problem in problems)
 
 
 @pytest.mark.parametrize("summary", ["", "   ", "\n\t"])

@@ -115,6 +115,16 @@ def test_failing_summary_is_retried_with_the_reason_handed_back():
     assert first in retry["messages"][-2]["content"]  # the rejected answer, as the assistant said it
 
 
+def test_a_summary_with_a_bidi_override_is_retried_not_planted():
+    # The core would refuse it at plant time; the Curator asks again instead.
+    first = "Expense policy for travel \u202eand meals. Receipts are required above 50 USD."
+    with ScriptedOpenAIServer(replies=[json_reply(first), json_reply(GOOD)]) as server:
+        outcomes, stats, _ = curate_all(server, [request()])
+        retry = server.requests[1]
+    assert outcomes[0].summary == GOOD and stats["retries"] == 1
+    assert "control, escape or bidi" in retry["messages"][-1]["content"]
+
+
 def test_summary_failing_only_on_length_is_trimmed_and_counted_repaired():
     long_summary = "Expense policy for travel and meals. " + "Receipts are required above 50 USD for every claim. " * 6
     with ScriptedOpenAIServer(default_reply=json_reply(long_summary)) as server:
