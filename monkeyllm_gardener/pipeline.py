@@ -26,7 +26,7 @@ from monkeyllm_core.forest.rules import check_new_id, check_summary, parent_of
 
 from .config import GardenerConfig
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
-from .host import ALLOW_LIST_ENV, HostSpec, extension_candidates, host_from_spec
+from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
 from .nodes import (
     build_node,
     clean_title,
@@ -204,7 +204,7 @@ class Gardener:
             if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
                 report.unchanged.append(node_id)
                 continue
-            unsupported = self._unsupported(f)
+            unsupported = self.host.unsupported_reason(f.path.name)
             if unsupported is not None:
                 # decided from the name alone: a folder of videos is not hashed on every sync
                 report.unsupported.append(f"{f.rel}: {unsupported}")
@@ -256,13 +256,6 @@ class Gardener:
                     self._plant_batch(vine, batch, report, curator, branches)
         finally:
             self.failures.save()
-
-    def _unsupported(self, f: SourceFile) -> str | None:
-        """Why no converter can take this file, or None when one can."""
-        candidates = extension_candidates(f.path.name)
-        if any(self.host.claimants(ext) for ext in candidates):
-            return None
-        return self.host._unsupported_reason(candidates)
 
     def _ensure_branches(self, vine: Vine, branches: _Branches, rel: str, report: Report, *,
                          dry_run: bool = False) -> None:
@@ -513,7 +506,7 @@ class Gardener:
         """on_curate hooks see passport fields only; their result is validated here."""
         draft_keys = ("id", "type", "title", "summary", "tags", "aliases", "links")
         draft = {k: fields[k] for k in draft_keys if k in fields}
-        if not self.host._ordered_impls("on_curate"):
+        if not self.host.has_hook("on_curate"):
             return fields
         result, problems = self.host.run_on_curate(draft)
         report.warnings += [f"{rel}: {p}" for p in problems]
