@@ -346,8 +346,7 @@ class Gardener:
             return False
         if prep.unchanged:
             # same bytes, new mtime: re-arm the fast path in the catalog (no commit)
-            vine.catalog.db.execute("UPDATE nodes SET source_size = ?, source_mtime = ? WHERE id = ?",
-                                    (task.file.size, round(task.file.mtime, 3), task.node_id))
+            vine.catalog.touch_source_stat(task.node_id, task.file.size, round(task.file.mtime, 3))
             report.unchanged.append(task.node_id)
             return False
         result = prep.result
