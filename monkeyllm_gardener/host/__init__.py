@@ -39,6 +39,7 @@ from monkeyllm_gardener.host.problems import LoadError, PluginLoadFailure, one_l
 from monkeyllm_gardener.host.registry import (
     BUILTIN_INSTALL_HINT,
     MEDIA_KINDS,
+    Registered,
     RegisteredConverter,
     RegisteredDescriber,
     extension_candidates,
@@ -49,6 +50,6 @@ __all__ = [
     "ALLOW_LIST_ENV", "BUILTIN_INSTALL_HINT", "BUILTIN_PLUGIN_MODULES", "COMMAND_PLUGIN_NAME",
     "ENTRY_POINT_GROUPS", "MEDIA_KINDS", "PLUGIN_FAILURES", "SOURCE_RANK", "CallOutcome", "ConvertResult",
     "HookCaller", "HostSpec", "LoadError", "PluginHost", "PluginInfo", "PluginLoadFailure",
-    "RegisteredConverter", "RegisteredDescriber", "SourceKind", "convert_file", "extension_candidates",
+    "Registered", "RegisteredConverter", "RegisteredDescriber", "SourceKind", "convert_file", "extension_candidates",
     "format_plugins_report", "host_from_spec", "isolated", "one_line",
 ]

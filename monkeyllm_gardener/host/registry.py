@@ -31,29 +31,28 @@ _MAX_COMPOUND_SUFFIXES = 3
 
 
 @dataclass(frozen=True, kw_only=True)
-class RegisteredConverter:
+class Registered:
+    """What the registry records of every item a plugin registers."""
+
     name: str
-    plugin: str
+    plugin: str  # the plugin that registered it, as users see it
     source: SourceKind
-    extensions: tuple[str, ...]
     priority: float
-    converter: Any
     available: bool
     unavailable_reason: str | None
     sequence: int = field(default=0, compare=False)  # registration order, the last tie-break
 
 
 @dataclass(frozen=True, kw_only=True)
-class RegisteredDescriber:
-    name: str
-    plugin: str
-    source: SourceKind
+class RegisteredConverter(Registered):
+    extensions: tuple[str, ...]
+    converter: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegisteredDescriber(Registered):
     kinds: tuple[str, ...]
-    priority: float
     describer: Any
-    available: bool
-    unavailable_reason: str | None
-    sequence: int = field(default=0, compare=False)
 
 
 def extension_candidates(filename: str) -> list[str]:
@@ -66,6 +65,13 @@ def extension_candidates(filename: str) -> list[str]:
 def _normalize(extension: str) -> str:
     text = extension.strip().lower()
     return text if text.startswith(".") else "." + text
+
+
+def _named(kind: str, item: Any) -> str:
+    name = getattr(item, "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise Rejected(f"a {kind} ({type(item).__name__}) has no name; skipped")
+    return name
 
 
 def _missing_modules(requires: Iterable[str]) -> list[str]:
@@ -154,9 +160,7 @@ class Registry:
         return register
 
     def _validated_converter(self, converter: Any, priority: Any, info: PluginInfo) -> RegisteredConverter:
-        name = getattr(converter, "name", None)
-        if not isinstance(name, str) or not name.strip():
-            raise Rejected(f"a converter ({type(converter).__name__}) has no name; skipped")
+        name = _named("converter", converter)
         extensions = _as_name_tuple(getattr(converter, "extensions", None) or (), f"converter {name!r}: extensions")
         if not extensions:
             raise Rejected(f"converter {name!r} claims no extensions; skipped")
@@ -172,24 +176,30 @@ class Registry:
                 )
         if not callable(getattr(converter, "convert", None)):
             raise Rejected(f"converter {name!r} has no callable convert(path); skipped")
-        priority_value, available, reason = self._admitted("converter", name, converter, priority, info,
-                                                           self.converters)
         return RegisteredConverter(
-            name=name,
-            plugin=info.name,
-            source=info.source,
             extensions=tuple(dict.fromkeys(extensions)),
-            priority=priority_value,
             converter=converter,
-            available=available,
-            unavailable_reason=reason,
-            sequence=next(self._registration_order),
+            **self._admitted("converter", name, converter, priority, info, self.converters),
+        )
+
+    def _validated_describer(self, describer: Any, priority: Any, info: PluginInfo) -> RegisteredDescriber:
+        name = _named("describer", describer)
+        kinds = _as_name_tuple(getattr(describer, "kinds", None) or (), f"describer {name!r}: kinds")
+        if not kinds or not set(kinds) <= MEDIA_KINDS:
+            raise Rejected(f"describer {name!r}: kinds must be a subset of ('image', 'audio'), got {kinds!r}; skipped")
+        if not callable(getattr(describer, "describe", None)):
+            raise Rejected(f"describer {name!r} has no callable describe(path, info); skipped")
+        return RegisteredDescriber(
+            kinds=tuple(dict.fromkeys(kinds)),
+            describer=describer,
+            **self._admitted("describer", name, describer, priority, info, self.describers),
         )
 
     def _admitted(self, kind: str, name: str, plugin_object: Any, priority: Any, info: PluginInfo,
-                  registered: list[Any]) -> tuple[float, bool, str | None]:
+                  registered: list[Any]) -> dict[str, Any]:
         """What converters and describers share: a valid priority, their requirements
-        checked, and one name per registry. Returns (priority, available, reason)."""
+        checked, and one name per registry. Returns the fields both records have:
+        the name, the plugin stamped on it, priority, availability and sequence."""
         try:
             priority_value = _valid_priority(priority)
             available, reason = _availability(plugin_object, info.source)
@@ -198,30 +208,9 @@ class Registry:
         for existing in registered:
             if existing.name == name:
                 raise Rejected(f"{kind} {name!r} is already registered by {existing.plugin}; this one is ignored")
-        return priority_value, available, reason
-
-    def _validated_describer(self, describer: Any, priority: Any, info: PluginInfo) -> RegisteredDescriber:
-        name = getattr(describer, "name", None)
-        if not isinstance(name, str) or not name.strip():
-            raise Rejected(f"a describer ({type(describer).__name__}) has no name; skipped")
-        kinds = _as_name_tuple(getattr(describer, "kinds", None) or (), f"describer {name!r}: kinds")
-        if not kinds or not set(kinds) <= MEDIA_KINDS:
-            raise Rejected(f"describer {name!r}: kinds must be a subset of ('image', 'audio'), got {kinds!r}; skipped")
-        if not callable(getattr(describer, "describe", None)):
-            raise Rejected(f"describer {name!r} has no callable describe(path, info); skipped")
-        priority_value, available, reason = self._admitted("describer", name, describer, priority, info,
-                                                           self.describers)
-        return RegisteredDescriber(
-            name=name,
-            plugin=info.name,
-            source=info.source,
-            kinds=tuple(dict.fromkeys(kinds)),
-            priority=priority_value,
-            describer=describer,
-            available=available,
-            unavailable_reason=reason,
-            sequence=next(self._registration_order),
-        )
+        return {"name": name, "plugin": info.name, "source": info.source, "priority": priority_value,
+                "available": available, "unavailable_reason": reason,
+                "sequence": next(self._registration_order)}
 
     def _index_converters(self) -> dict[str, list[RegisteredConverter]]:
         index: dict[str, list[RegisteredConverter]] = {}

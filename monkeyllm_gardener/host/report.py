@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from monkeyllm_gardener.host.calls import HookCaller
 from monkeyllm_gardener.host.discovery import PluginInfo
 from monkeyllm_gardener.host.problems import LoadError
-from monkeyllm_gardener.host.registry import Registry
+from monkeyllm_gardener.host.registry import Registered, Registry
 
 
 def plugins_report(plugins: Iterable[PluginInfo], calls: HookCaller, registry: Registry,
@@ -29,16 +29,10 @@ def plugins_report(plugins: Iterable[PluginInfo], calls: HookCaller, registry: R
         for hook_name in calls.hooks_of(info):
             if hook_name not in block["hooks"]:
                 block["hooks"].append(hook_name)
-    for record in registry.converters:
-        blocks[record.plugin]["converters"].append(
-            {"name": record.name, "extensions": list(record.extensions), "priority": record.priority,
-             "available": record.available, "unavailable_reason": record.unavailable_reason}
-        )
+    for converter in registry.converters:
+        blocks[converter.plugin]["converters"].append(_entry(converter, "extensions", converter.extensions))
     for describer in registry.describers:
-        blocks[describer.plugin]["describers"].append(
-            {"name": describer.name, "kinds": list(describer.kinds), "priority": describer.priority,
-             "available": describer.available, "unavailable_reason": describer.unavailable_reason}
-        )
+        blocks[describer.plugin]["describers"].append(_entry(describer, "kinds", describer.kinds))
     for block in blocks.values():
         block["hooks"].sort()
     return {
@@ -49,6 +43,13 @@ def plugins_report(plugins: Iterable[PluginInfo], calls: HookCaller, registry: R
     }
 
 
+def _entry(record: Registered, claims_key: str, claims: Sequence[str]) -> dict[str, Any]:
+    """One converter or describer as the report lists it: what it claims under
+    ``claims_key`` (its extensions, its kinds)."""
+    return {"name": record.name, claims_key: list(claims), "priority": record.priority,
+            "available": record.available, "unavailable_reason": record.unavailable_reason}
+
+
 def format_plugins_report(report: Mapping[str, Any]) -> str:
     """Plain text for the terminal: one block per plugin, then load errors."""
     lines: list[str] = []
@@ -56,18 +57,8 @@ def format_plugins_report(report: Mapping[str, Any]) -> str:
         lines.append(f"{plugin['name']} ({plugin['source']}, {plugin['version']})")
         if plugin.get("hooks"):
             lines.append(f"  hooks: {', '.join(plugin['hooks'])}")
-        for converter in plugin.get("converters", []):
-            line = (f"  converter {converter['name']}: {' '.join(converter['extensions'])}"
-                    f"  priority {converter['priority']:g}")
-            if not converter["available"]:
-                line += f"  UNAVAILABLE ({converter['unavailable_reason']})"
-            lines.append(line)
-        for describer in plugin.get("describers", []):
-            line = (f"  describer {describer['name']}: {' '.join(describer['kinds'])}"
-                    f"  priority {describer['priority']:g}")
-            if not describer["available"]:
-                line += f"  UNAVAILABLE ({describer['unavailable_reason']})"
-            lines.append(line)
+        lines += [_entry_line("converter", entry, entry["extensions"]) for entry in plugin.get("converters", [])]
+        lines += [_entry_line("describer", entry, entry["kinds"]) for entry in plugin.get("describers", [])]
         lines.append("")
     if not report.get("plugins"):
         lines.extend(["no plugins loaded", ""])
@@ -79,3 +70,10 @@ def format_plugins_report(report: Mapping[str, Any]) -> str:
     else:
         lines.append("load errors: none")
     return "\n".join(lines)
+
+
+def _entry_line(kind: str, entry: Mapping[str, Any], claims: Sequence[str]) -> str:
+    line = f"  {kind} {entry['name']}: {' '.join(claims)}  priority {entry['priority']:g}"
+    if not entry["available"]:
+        line += f"  UNAVAILABLE ({entry['unavailable_reason']})"
+    return line

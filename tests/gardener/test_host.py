@@ -406,7 +406,8 @@ def test_a_new_hookspec_is_called_for_each_plugin_in_order_with_a_crash_isolated
     write_plugin: WritePlugin,
 ) -> None:
     specs = write_plugin(NEW_HOOKSPEC, label="specs")
-    crashing, announcing = write_plugin(CRASHING_ON_PLANTED, label="aa"), write_plugin(ANNOUNCING_ON_PLANTED, label="bb")
+    crashing = write_plugin(CRASHING_ON_PLANTED, label="aa")
+    announcing = write_plugin(ANNOUNCING_ON_PLANTED, label="bb")
     host = host_with(crashing, announcing, extra_hookspecs=(specs,))
     assert host.load_errors == []
     assert host.has_hook("on_planted") and not host.has_hook("on_curate")
