@@ -196,8 +196,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     from .config import GardenerConfig
-    from .host import PluginHost
-    from .plugins_report import format_plugins_report
+    from .host import PluginHost, format_plugins_report
     converters: dict[str, str] = {}
     forest = Path(args.forest or ".").resolve()
     if is_forest(forest):

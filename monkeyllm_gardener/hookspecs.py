@@ -6,6 +6,12 @@ same specs a third party does.
 
 Hooks evolve only by adding arguments; pluggy lets an implementation accept a
 subset of the arguments, so old plugins keep working.
+
+A new hook is one more spec here and nothing more in the host: the host calls
+each implementation of any hook one at a time, in discovery order, and a plugin
+that raises fails only its own call, as an outcome naming the plugin
+(``PluginHost.call_each``, ``host/calls.py``); a ``monkeyllm.hooks`` entry point
+named after the new hook works too. Hook wrappers are not supported.
 """
 from __future__ import annotations
 

@@ -27,7 +27,6 @@ from monkeyllm_core.forest.rules import check_new_id, parent_of
 from .config import GardenerConfig
 from .error_lines import error_line
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
-from .extensions import extension_candidates
 from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
 from .nodes import (
     build_node,
@@ -206,7 +205,7 @@ class Gardener:
             if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
                 report.unchanged.append(node_id)
                 continue
-            unsupported = self._unsupported(f)
+            unsupported = self.host.unsupported_reason(f.path.name)
             if unsupported is not None:
                 # decided from the name alone: a folder of videos is not hashed on every sync
                 report.unsupported.append(f"{f.rel}: {unsupported}")
@@ -258,13 +257,6 @@ class Gardener:
                     self._plant_batch(vine, batch, report, curator, branches)
         finally:
             self.failures.save()
-
-    def _unsupported(self, f: SourceFile) -> str | None:
-        """Why no converter can take this file, or None when one can."""
-        candidates = extension_candidates(f.path.name)
-        if any(self.host.claimants(ext) for ext in candidates):
-            return None
-        return self.host._unsupported_reason(candidates)
 
     def _ensure_branches(self, vine: Vine, branches: _Branches, rel: str, report: Report, *,
                          dry_run: bool = False) -> None:
@@ -355,8 +347,7 @@ class Gardener:
             return False
         if prep.unchanged:
             # same bytes, new mtime: re-arm the fast path in the catalog (no commit)
-            vine.catalog.db.execute("UPDATE nodes SET source_size = ?, source_mtime = ? WHERE id = ?",
-                                    (task.file.size, round(task.file.mtime, 3), task.node_id))
+            vine.catalog.touch_source_stat(task.node_id, task.file.size, round(task.file.mtime, 3))
             report.unchanged.append(task.node_id)
             return False
         result = prep.result
@@ -513,7 +504,7 @@ class Gardener:
 
     def _run_hooks(self, vine: Vine, fields: dict[str, Any], report: Report, rel: str) -> dict[str, Any]:
         """on_curate hooks see passport fields only; ``on_curate_policy`` judges and merges what they return."""
-        if not self.host._ordered_impls("on_curate"):
+        if not self.host.has_hook("on_curate"):
             return fields
         result, problems = self.host.run_on_curate(draft_for_hooks(fields))
         merged, dropped = merge_hook_result(vine, fields, result)

@@ -53,8 +53,7 @@ def adopt_folder(forest: Path) -> Callable[..., Any]:
 
 @pytest.fixture
 def plugin_host() -> Callable[..., Any]:
-    from .builtins import BUILTIN_PLUGIN_MODULES
-    from .host import PluginHost
+    from .host import BUILTIN_PLUGIN_MODULES, PluginHost
 
     def build(*modules: str, builtins: bool = True, **kwargs: Any) -> PluginHost:
         names = tuple(modules) + (BUILTIN_PLUGIN_MODULES if builtins else ())

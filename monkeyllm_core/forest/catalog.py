@@ -165,6 +165,12 @@ class Catalog:
         rows = self.db.execute("SELECT DISTINCT branch FROM repeats WHERE child = ? ORDER BY branch", (child_id,))
         return [row[0] for row in rows]
 
+    def touch_source_stat(self, node_id: str, size: int, mtime: float) -> None:
+        """Record a source file's new size and mtime when its bytes did not change:
+        the next sync takes the no-hash fast path again. No file and no commit
+        change, so it needs no transaction of its own."""
+        self.db.execute("UPDATE nodes SET source_size = ?, source_mtime = ? WHERE id = ?", (size, mtime, node_id))
+
     def delete_all(self) -> None:
         for table in ("nodes", "edges", "repeats", "nodes_fts"):
             self.db.execute(f"DELETE FROM {table}")

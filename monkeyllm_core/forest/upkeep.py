@@ -118,7 +118,10 @@ class BranchUpkeep:
             text = txn.read(node_path(kid)) if is_branch_id(kid) else None
             if text is None:
                 continue
-            kfm = parse_node(text, where=node_path(kid)).frontmatter
+            try:
+                kfm = parse_node(text, where=node_path(kid)).frontmatter
+            except VineError:  # a child a person broke: validate names it, the write goes on
+                continue
             if kfm.get("summary") and line == br.entry_line(kid, kfm["summary"]):
                 repaired = br.refresh_repeats(repaired, (line,), self.entry_for(kfm), (br.SUB_BRANCHES,))
         summary = str(fm.get("summary") or "")

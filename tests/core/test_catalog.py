@@ -47,6 +47,16 @@ def test_every_node_has_a_row_with_its_provenance(vine, make_note):
     assert vine.catalog.provenance("file:///exports/")["file:///exports/sales/policy.docx"]["id"] == "sales/policy"
 
 
+def test_touch_source_stat_records_a_new_size_and_mtime_and_nothing_else(vine, make_note):
+    populate(vine, make_note)
+    before = vine.catalog.get("sales/policy")
+    vine.catalog.touch_source_stat("sales/policy", 20481, 1767225700.5)
+    after = vine.catalog.get("sales/policy")
+    assert (after["source_size"], after["source_mtime"]) == (20481, 1767225700.5)
+    unchanged = [column for column in NODE_COLUMNS if column not in ("source_size", "source_mtime")]
+    assert [after[column] for column in unchanged] == [before[column] for column in unchanged]
+
+
 def test_edges_carry_their_inverse_from_the_other_side(vine, make_note):
     populate(vine, make_note)
     assert vine.catalog.edges_of("sales/policy") == [("sales/policy", "precedes", "sales/policy-2027", 1.0)]

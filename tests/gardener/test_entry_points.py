@@ -395,3 +395,60 @@ def test_pluggy_module_plugin_registers_converters_and_hooks(make_dist: MakeDist
                                     "available": True, "unavailable_reason": None}]
     draft, problems = host.run_on_curate({"id": "n", "type": "note"})
     assert draft["aliases"] == ["org note"] and problems == []
+
+
+def test_simple_hook_entry_points_serve_the_registry_hooks(make_dist: MakeDist, tmp_path: Path) -> None:
+    make_dist("simple-registers", {"monkeyllm.hooks": {"register_converters": "{module}:converters",
+                                                       "register_describers": "{module}:describers"}}, """
+        from monkeyllm_gardener.conversion import Conversion
+
+        class Rtf:
+            name = "rtf-reader"
+            extensions = (".rtf",)
+            def convert(self, path):
+                return Conversion(kind="markdown", markdown="rtf " + path.name)
+
+        class Alt:
+            name = "alt-text"
+            kinds = ("image",)
+            def describe(self, path, info):
+                return "a picture"
+
+        def converters(register):
+            register(Rtf(), priority=3)
+
+        def describers(register):
+            register(Alt())
+        """)
+    host = plugin_host()
+    assert host.load_errors == []
+    assert [(c.name, c.plugin, c.priority) for c in host.claimants(".rtf")] == [("rtf-reader", "simple-registers", 3.0)]
+    assert [d.name for d in host.describers("image")] == ["alt-text"]
+    letter = tmp_path / "letter.rtf"
+    letter.write_text("{\\rtf1}", encoding="utf-8")
+    assert host.convert(letter).converter == "rtf-reader"
+
+
+def test_a_simple_hook_entry_point_serves_a_hook_added_to_the_spec(
+    make_dist: MakeDist, site_dirs: Callable[[str], Path]
+) -> None:
+    specs = f"mlplug_specs_{uuid.uuid4().hex[:8]}"
+    (site_dirs("specs") / f"{specs}.py").write_text(textwrap.dedent('''
+        from monkeyllm_gardener.hookspecs import hookspec
+
+        @hookspec
+        def on_planted(node_id, title):
+            """A hook added after the host was written."""
+        '''), encoding="utf-8")
+    make_dist("announcer", {"monkeyllm.hooks": {"on_planted": "{module}:announce"}},
+              "def announce(node_id, title):\n    return title + ' planted as ' + node_id\n")
+    make_dist("crasher", {"monkeyllm.hooks": {"on_planted": "{module}:crash"}},
+              "def crash(node_id, title):\n    raise LookupError(node_id)\n")
+    host = plugin_host(extra_hookspecs=(specs,))
+    assert host.load_errors == []
+    outcomes = {o.plugin: o for o in host.call_each("on_planted", {"node_id": "notes/q1", "title": "Q1"})}
+    assert outcomes["announcer"].value == "Q1 planted as notes/q1"
+    assert outcomes["crasher"].error == "LookupError: notes/q1"
+    # Without the spec, the same entry point is an unknown hook name.
+    [problem, _] = plugin_host().load_errors
+    assert problem.error.startswith("unknown hook name 'on_planted' in monkeyllm.hooks (known: on_curate, ")

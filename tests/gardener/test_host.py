@@ -183,13 +183,17 @@ def test_each_host_has_its_own_plugin_manager(write_plugin: WritePlugin) -> None
     ],
 )
 def test_unsupported_files_say_why(write_plugin: WritePlugin, tmp_path: Path, filename: str, expected: str) -> None:
-    result = host_with(write_plugin(CSV_BUILTIN)).convert(touch(tmp_path, filename))
+    host = host_with(write_plugin(CSV_BUILTIN))
+    result = host.convert(touch(tmp_path, filename))
     assert result == ConvertResult(unsupported=expected)
+    assert host.unsupported_reason(filename) == expected  # from the name alone, as the pipeline asks
 
 
 def test_extension_match_ignores_case(write_plugin: WritePlugin, tmp_path: Path) -> None:
-    result = host_with(write_plugin(CSV_BUILTIN)).convert(touch(tmp_path, "LOUD.CSV"))
+    host = host_with(write_plugin(CSV_BUILTIN))
+    result = host.convert(touch(tmp_path, "LOUD.CSV"))
     assert result.converter == "builtin-csv"
+    assert host.unsupported_reason("LOUD.CSV") is None
 
 
 def test_every_claimant_failing_reports_the_last_error_and_the_fallbacks(
@@ -349,6 +353,82 @@ def test_a_failing_on_curate_hook_loses_its_edits_and_the_next_hook_runs(
     draft, problems, modules = curate(write_plugin, body, 'draft["tags"].append("after")\n')
     assert draft["tags"] == ["internal", "after"]
     assert problems == [f"on_curate {modules[0]} {problem}"]
+
+
+def test_hook_wrappers_are_not_called_and_say_so(write_plugin: WritePlugin) -> None:
+    module = write_plugin("""
+        @hookimpl(wrapper=True)
+        def on_curate(draft):
+            draft["tags"].append("wrapped")
+            return (yield)
+
+        @hookimpl(hookwrapper=True)
+        def register_converters(register):
+            register(Converter("wrapped-csv", (".csv",)))
+            yield
+        """)
+    host = host_with(module)
+    assert host.claimants(".csv") == []
+    [problem] = host.load_errors
+    assert (problem.plugin, problem.entry_point) == (module, "register_converters")
+    assert problem.error == "register_converters cannot be a hook wrapper; ignored"
+    assert host.has_hook("on_curate")  # the pipeline still runs it, to say why it was skipped
+    draft, problems = host.run_on_curate({"id": "notes/q1", "type": "note", "tags": []})
+    assert draft["tags"] == []
+    assert problems == [f"on_curate {module} is a hook wrapper, which is not supported; skipped"]
+
+
+# -- any hook: one generic, isolated call of each implementation ---------------------
+
+NEW_HOOKSPEC = """
+from monkeyllm_gardener.hookspecs import hookspec
+
+@hookspec
+def on_planted(node_id, title):
+    \"\"\"A hook the host has no code of its own for.\"\"\"
+"""
+
+CRASHING_ON_PLANTED = """
+@hookimpl
+def on_planted(node_id):
+    raise RuntimeError("no route to " + node_id)
+"""
+
+ANNOUNCING_ON_PLANTED = """
+@hookimpl
+def on_planted(node_id, title):
+    print("announcing", node_id)
+    return title + " planted as " + node_id
+"""
+
+
+def test_a_new_hookspec_is_called_for_each_plugin_in_order_with_a_crash_isolated(
+    write_plugin: WritePlugin,
+) -> None:
+    specs = write_plugin(NEW_HOOKSPEC, label="specs")
+    crashing = write_plugin(CRASHING_ON_PLANTED, label="aa")
+    announcing = write_plugin(ANNOUNCING_ON_PLANTED, label="bb")
+    host = host_with(crashing, announcing, extra_hookspecs=(specs,))
+    assert host.load_errors == []
+    assert host.has_hook("on_planted") and not host.has_hook("on_curate")
+    outcomes = list(host.call_each("on_planted", {"node_id": "notes/q1", "title": "Q1"}, capture_chatter=True))
+    # Discovery order; the crash is that plugin's outcome, named, and the next plugin still ran.
+    assert [(o.plugin, o.ok, o.value, o.error, o.chatter) for o in outcomes] == [
+        (crashing, False, None, "RuntimeError: no route to notes/q1", ()),
+        (announcing, True, "Q1 planted as notes/q1", None, ("announcing notes/q1",)),
+    ]
+    # Worker processes rebuild the host from its spec: the new hook travels with it.
+    assert host_from_spec(host.spec).has_hook("on_planted")
+    assert host.plugins_report()["plugins"][1]["hooks"] == ["on_planted"]
+
+
+def test_an_implementation_of_a_hook_nobody_specified_skips_its_plugin(write_plugin: WritePlugin) -> None:
+    announcing = write_plugin(ANNOUNCING_ON_PLANTED)
+    host = host_with(announcing)
+    assert not host.has_hook("on_planted")
+    assert list(host.call_each("on_planted", {"node_id": "n", "title": "T"})) == []
+    [problem] = host.load_errors
+    assert problem.error == "unknown hook 'on_planted' (did you mean 'on_curate'?); plugin skipped"
 
 
 # -- describers ---------------------------------------------------------------------

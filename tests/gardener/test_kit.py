@@ -16,7 +16,7 @@ import pytest
 
 import monkeyllm_gardener
 from monkeyllm_gardener import Conversion, Converter, Describer, MediaInfo, OptionalDependencies, kit
-from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
+from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
 
 
@@ -50,7 +50,7 @@ def test_loading_the_builtins_does_not_load_the_curator() -> None:
     # model or a photo's keywords (every worker process, a no-change sync) never
     # pays for importing it.
     script = ("import importlib, sys\n"
-              "from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES\n"
+              "from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES\n"
               "for name in BUILTIN_PLUGIN_MODULES:\n"
               "    importlib.import_module(name)\n"
               "print(sorted(m for m in sys.modules if m.startswith('monkeyllm_gardener.curator')))\n")

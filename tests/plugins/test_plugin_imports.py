@@ -25,7 +25,7 @@ import monkeyllm_core
 import monkeyllm_gardener
 import monkeyllm_gardener.kit
 import monkeyllm_plugins
-from monkeyllm_gardener.builtins import BUILTIN_PLUGIN_MODULES
+from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES
 
 PLUGINS_DIR = Path(monkeyllm_plugins.__file__).parent
 PROJECT_PACKAGES = ("monkeyllm_core", "monkeyllm_gardener", "monkeyllm_plugins")

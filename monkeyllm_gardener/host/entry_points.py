@@ -4,18 +4,20 @@
 callable with ``convert(path) -> Conversion``: its name is its ``name`` attribute,
 else the entry point's name; its extensions are its ``extensions``, else the entry
 point's name as an extension (``pdf = "pkg:Pdf"`` claims ``.pdf``); its priority is
-its ``priority``, else 0. ``monkeyllm.hooks`` names plain callables for
-``on_curate``, ``register_converters`` or ``register_describers``.
+its ``priority``, else 0. ``monkeyllm.hooks`` names a plain callable per entry
+point, for the hook the entry point is named after (``on_curate``,
+``register_converters``, ``register_describers``: any hook in ``hookspecs.py``).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
-from .conversion import Conversion
-from .extensions import normalize_extension
-from .hookspecs import hookimpl
+from monkeyllm_gardener.conversion import Conversion
+from monkeyllm_gardener.extensions import normalize_extension
+from monkeyllm_gardener.hookspecs import hookimpl
 
 
 class RegistersConverters:
@@ -30,38 +32,23 @@ class RegistersConverters:
             register(converter, priority=priority)
 
 
-class _OnCurateCallable:
-    def __init__(self, function: Callable[[dict[str, Any]], Any]) -> None:
-        self._function = function
+class SimpleHook:
+    """A pluggy plugin made of one plain callable from the ``monkeyllm.hooks`` group:
+    its one implementation, of the hook the entry point is named after, hands the
+    callable the hook's arguments in the spec's order.
 
-    @hookimpl
-    def on_curate(self, draft: dict[str, Any]) -> Any:
-        return self._function(draft)
+    Any hookspec works, so a new hook needs no adapter of its own: the
+    implementation takes the spec function's signature (``functools.wraps`` sets
+    ``__wrapped__``, which is where pluggy reads the arguments an implementation
+    wants), so it is called with exactly the spec's arguments.
+    """
 
+    def __init__(self, hook_name: str, spec_function: Callable[..., Any], function: Callable[..., Any]) -> None:
+        @functools.wraps(spec_function, updated=())  # the signature, not the spec's markers
+        def implementation(*arguments: Any) -> Any:
+            return function(*arguments)
 
-class _RegisterConvertersCallable:
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self._function = function
-
-    @hookimpl
-    def register_converters(self, register: Callable[..., None]) -> None:
-        self._function(register)
-
-
-class _RegisterDescribersCallable:
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self._function = function
-
-    @hookimpl
-    def register_describers(self, register: Callable[..., None]) -> None:
-        self._function(register)
-
-
-SIMPLE_HOOK_ADAPTERS: Mapping[str, Callable[[Callable[..., Any]], object]] = {
-    "on_curate": _OnCurateCallable,
-    "register_converters": _RegisterConvertersCallable,
-    "register_describers": _RegisterDescribersCallable,
-}
+        setattr(self, hook_name, hookimpl(implementation))
 
 
 class _EntryPointConverter:
