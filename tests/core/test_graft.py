@@ -168,3 +168,74 @@ def test_a_malformed_patch_is_an_expected_error_and_changes_nothing(vine, forest
         vine.graft("solo", patch)
     assert caught.value.code == "E_FRONTMATTER" and "graft:" in caught.value.message
     assert forest.text("solo.md") == before
+
+
+def test_summary_change_reaches_the_master_landmarks(forest) -> None:
+    with forest.open() as vine:
+        vine.plant({"id": "a/_index", "type": "branch", "title": "a", "summary": "Region a with notes."})
+        vine.plant({"id": "a/x", "type": "note", "title": "x", "summary": "Old summary of x."})
+    text = forest.text("_index.md").replace("## Landmarks\n", "## Landmarks\n- [[a/x]] — Old summary of x.\n")
+    (forest.root / "_index.md").write_text(text, encoding="utf-8")
+    forest.commit_all("landmarks")
+    with forest.open() as vine:
+        result = vine.graft("a/x", {"set_frontmatter": {"summary": "New summary of x."}})
+    master = forest.text("_index.md")
+    assert "- [[a/x]] — New summary of x." in master
+    assert "Old summary of x." not in master
+    # the same commit carries the node, its parent and the master
+    assert "_index.md" in forest.files_in_last_commit() and forest.head() == result["commit"]
+    forest.assert_clean()
+
+
+def test_summary_change_reaches_a_cross_trail_in_an_unrelated_branch(forest) -> None:
+    with forest.open() as vine:
+        vine.plant({"id": "a/_index", "type": "branch", "title": "a", "summary": "Region a with notes."})
+        vine.plant({"id": "b/_index", "type": "branch", "title": "b", "summary": "Region b with notes."})
+        vine.plant({"id": "a/x", "type": "note", "title": "x", "summary": "Old summary of x."})
+        # b's cross trails repeat x's entry verbatim, and name it once more in a person's words
+        b = vine.read("b/_index").body
+        vine.graft("b/_index", {"body": b.replace(
+            "## Cross trails\n",
+            "## Cross trails\n\n- [[a/x]] \u2014 Old summary of x.\n- [[a/x]] \u2014 see x for the March plan.\n")})
+    with forest.open() as vine:
+        result = vine.graft("a/x", {"set_frontmatter": {"summary": "New summary of x."}})
+    b_text = forest.text("b/_index.md")
+    assert "- [[a/x]] \u2014 New summary of x." in b_text
+    assert "Old summary of x." not in b_text
+    assert "- [[a/x]] \u2014 see x for the March plan." in b_text  # worded differently: a person's line stays
+    assert "b/_index.md" in forest.files_in_last_commit() and forest.head() == result["commit"]
+    # the catalog can be rebuilt from the files and still knows who repeats whom
+    (forest.root / "_derived" / "catalog.db").unlink()
+    with forest.open() as vine:
+        vine.graft("a/x", {"set_frontmatter": {"summary": "Newest summary of x."}})
+    assert "- [[a/x]] \u2014 Newest summary of x." in forest.text("b/_index.md")
+    forest.assert_clean()
+
+
+def test_graft_of_the_dialect_summary_and_body_works_and_reloads_the_dialect(forest) -> None:
+    with forest.open() as vine:
+        vine.graft("_meta/schema", {"set_frontmatter": {"summary": "This forest's node types and edge rels."}})
+        body = vine.read("_meta/schema").body.replace(
+            "## Edge types (rel)", "| `recipe` | A recipe. | pick |\n\n## Edge types (rel)")
+        vine.graft("_meta/schema", {"body": body})
+        vine.plant({"id": "soup", "type": "recipe", "title": "soup", "summary": "Tomato soup for four."})
+    forest.assert_clean()
+
+
+def test_graft_of_a_branch_body_keeps_coverage_and_entries_true(forest) -> None:
+    with forest.open() as vine:
+        vine.plant({"id": "a/_index", "type": "branch", "title": "a", "summary": "Region a."})
+        vine.plant({"id": "a/x", "type": "note", "title": "x", "summary": "Note x."})
+        with pytest.raises(VineError):
+            vine.graft("a/_index", {"body": "# a\n\nfree text only\n"})
+        vine.graft("a/_index", {"append_section": {"header": "Notes", "body": "Hand-written."}})
+    forest.assert_clean()
+
+
+def test_link_target_outside_the_forest_is_refused(forest, tmp_path) -> None:
+    (tmp_path / "outside.md").write_text("not a node", encoding="utf-8")
+    with forest.open() as vine:
+        vine.plant({"id": "n", "type": "note", "title": "n", "summary": "A note."})
+        with pytest.raises(VineError):
+            vine.graft("n", {"add_links": [{"rel": "related-to", "target": "../outside"}]})
+    forest.assert_clean()

@@ -114,3 +114,17 @@ def test_other_subcommands_refuse_a_directory_that_is_not_a_forest(tmp_path, cli
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error E_NOT_A_FOREST:") and "vine init" in result.stderr
     assert list(plain.iterdir()) == []  # nothing was created implicitly
+
+
+def test_init_in_an_existing_repository_keeps_its_gitignore(tmp_path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text("secret.txt\nnode_modules/\n", encoding="utf-8")
+    init_forest(root, "T")
+    lines = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["secret.txt", "node_modules/"]
+    assert "_derived/" in lines and "*.db" in lines
+    (root / "secret.txt").write_text("password", encoding="utf-8")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
+    assert status.stdout == ""

@@ -217,3 +217,40 @@ def test_a_summary_with_control_escape_or_bidi_characters_is_refused(forest, sum
         with pytest.raises(VineError) as caught:
             vine.plant({"id": "n", "type": "note", "title": "N", "summary": summary})
     assert caught.value.code == "E_FRONTMATTER" and "control, escape or bidi" in caught.value.message
+
+
+@pytest.mark.parametrize("bad_id", [
+    ".hidden", "a/.hidden", ".git/_index", "_derived/_index", "_assets/_index", "x/_assets/y",
+    "new\nline", "tab\there", "a]]b", "a[[b", "a|b", "a#b",
+])
+def test_plant_refuses_ids_the_forest_cannot_hold(forest, vine: Vine, bad_id: str) -> None:
+    before = forest.head()
+    node = {"id": bad_id, "type": "branch" if bad_id.endswith("_index") else "note",
+            "title": "t", "summary": "A test node with one fact."}
+    with pytest.raises(VineError) as err:
+        vine.plant(node)
+    assert err.value.code == "E_FRONTMATTER"
+    vine.close()
+    assert forest.head() == before
+    forest.assert_clean()
+
+
+@pytest.mark.parametrize("good_id", ["sp ace", "ünïcode", "x%y?z", "deep/er"])
+def test_plant_still_accepts_ids_with_spaces_unicode_and_url_characters(forest, vine: Vine, good_id: str) -> None:
+    if "/" in good_id:
+        vine.plant({"id": "deep/_index", "type": "branch", "title": "deep", "summary": "Deep region."})
+    vine.plant({"id": good_id, "type": "note", "title": "t", "summary": "A test node with one fact."})
+    vine.close()
+    forest.assert_clean()
+
+
+def test_plant_of_a_node_named_in_a_cross_trail_keeps_the_trail_and_lists_the_node(forest) -> None:
+    text = forest.text("_index.md").replace("## Cross trails\n", "## Cross trails\n- [[later]] — see the later note.\n")
+    (forest.root / "_index.md").write_text(text, encoding="utf-8")
+    forest.commit_all("hand-written cross trail")
+    with forest.open() as vine:
+        vine.plant({"id": "later", "type": "note", "title": "later", "summary": "The later note."})
+    master = forest.text("_index.md")
+    assert "- [[later]] — see the later note." in master
+    assert "## Direct bananas\n- [[later]] — The later note.\n" in master
+    forest.assert_clean()

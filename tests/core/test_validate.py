@@ -3,11 +3,12 @@ is provoked by editing the files by hand, the way a user would break them."""
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
 
 import pytest
 
-from monkeyllm_core import parse_node, render_node
+from monkeyllm_core import init_forest, parse_node, render_node
 
 
 @pytest.fixture
@@ -121,3 +122,55 @@ def test_a_branch_over_150_entries_needs_split(forest):
     assert result.returncode == 0
     assert result.stdout.splitlines()[0].startswith("warning needs_split big/_index: 151 entries")
     assert forest.cli("validate", "--strict").returncode == 1
+
+
+HAND_WRITTEN_NOTE = ("---\nid: n\ntype: note\ntitle: n\nsummary: A note with one fact.\n"
+                     "created: '2026-01-01'\nupdated: '2026-01-01'\n{extra}---\n\nbody\n")
+
+
+@pytest.mark.parametrize("extra", [
+    "links: 5\n",
+    "links: [5, x]\n",
+    "tags: 5\n",
+    "aliases: {a: 1}\n",
+    "coverage: [1]\n",
+    "created: 2026-13-45\n",
+])
+def test_hand_edited_passport_of_odd_shape_is_reported_not_a_traceback(forest, extra: str) -> None:
+    (forest.root / "n.md").write_text(HAND_WRITTEN_NOTE.format(extra=extra), encoding="utf-8")
+    shutil.rmtree(forest.root / "_derived", ignore_errors=True)
+    for verb in ("validate", "reindex"):
+        result = forest.cli(verb)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode in (0, 1, 2), result.stderr
+    result = forest.cli("validate")
+    assert result.returncode == 1
+    assert "n:" in result.stdout or "n " in result.stdout
+
+
+def test_non_utf8_node_is_reported_by_validate_and_reindex(forest) -> None:
+    (forest.root / "bad.md").write_bytes(b"---\nid: bad\n---\n\ncaf\xe9\n")
+    shutil.rmtree(forest.root / "_derived", ignore_errors=True)
+    validate = forest.cli("validate")
+    assert "Traceback" not in validate.stderr, validate.stderr
+    assert validate.returncode == 1
+    assert "bad" in validate.stdout and "UTF-8" in validate.stdout
+    reindex = forest.cli("reindex")
+    assert reindex.returncode == 0, reindex.stderr
+    with forest.open() as vine:  # a writer still opens
+        vine.plant({"id": "ok", "type": "note", "title": "ok", "summary": "A fine note."})
+
+
+def test_validate_reports_an_entry_line_without_closing_brackets(forest) -> None:
+    text = forest.text("_index.md").replace("## Direct bananas\n", "## Direct bananas\n- [[broken entry\n")
+    (forest.root / "_index.md").write_text(text, encoding="utf-8")
+    result = forest.cli("validate")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1)
+
+
+def test_validate_cli_on_hand_edited_forest_runs(tmp_path, cli) -> None:
+    root = init_forest(tmp_path / "f", "T")
+    (root / "x.md").write_text(HAND_WRITTEN_NOTE.format(extra="").replace("id: n", "id: x"), encoding="utf-8")
+    result = cli("validate", "--forest", str(root))
+    assert result.returncode == 1 and "child x has no entry line" in result.stdout
