@@ -112,3 +112,100 @@ def test_an_allow_list_naming_one_plugin_loads_only_that_one(vine: Any, forest: 
     assert plugins["extensions"][".xyz"] == ["xyz-reader"]
     assert {p["name"] for p in plugins["plugins"] if p["name"].startswith("mlcli-")} == {"mlcli-xyz"}
     assert plugins["load_errors"] == []
+
+
+EXITING_PLUGIN = '''
+import sys
+from monkeyllm_gardener.conversion import Conversion
+from monkeyllm_gardener.hookspecs import hookimpl
+
+class ExitingConverter:
+    """Wraps a command-line tool's main(), which calls sys.exit on input it rejects."""
+    name = "exiting-md"
+    extensions = (".md",)
+    def convert(self, path):
+        if "REJECT" in path.read_text():
+            sys.exit(2)
+        return Conversion(kind="markdown", markdown=path.read_text())
+
+class ExitingDescriber:
+    name = "exiting-describer"
+    kinds = ("image",)
+    def describe(self, path, info):
+        sys.exit(3)
+
+@hookimpl
+def register_converters(register):
+    register(ExitingConverter())
+
+@hookimpl
+def register_describers(register):
+    register(ExitingDescriber())
+
+@hookimpl
+def on_curate(draft):
+    draft["tags"] = ["half-done"]
+    raise SystemExit(4)
+'''
+
+
+def pluggy_dist(module: str, source: str) -> tuple[str, str, str]:
+    """A distribution whose module is one pluggy plugin (entry-point group ``monkeyllm``)."""
+    return module, source, f"[monkeyllm]\n{module} = {module}\n"
+
+
+def test_plugin_calling_sys_exit_fails_one_file_not_the_batch(vine: Any, cli: Any, forest: Path,
+                                                             tmp_path: Path) -> None:
+    site = cli.install_dists(tmp_path / "site", {"exiting_plugin": pluggy_dist("exiting_plugin", EXITING_PLUGIN)})
+    source = tmp_path / "export"
+    cli.write(source / "accepted.md", "Accepted note about the March 2026 budget.\n")
+    cli.write(source / "rejected.md", "REJECT this one. Still a note about pricing.\n")
+    cli.write_png(source / "photo.png", size=(4, 3))
+    env = {"PYTHONPATH": str(site), "MONKEYLLM_LOAD_PLUGINS": "exiting_plugin"}
+    proc = vine("adopt", source, "--forest", forest, "--json", env=env)
+    report = proc.json()
+    assert sorted(report["planted"]) == ["accepted", "photo", "rejected"], report
+    warnings = "\n".join(report["warnings"])
+    fallbacks = "\n".join(report["errors"])  # a converter that failed before a fallback is an error
+    assert "exiting-md" in fallbacks and "SystemExit" in fallbacks and "converted by" in fallbacks
+    assert proc.returncode == 0  # ... but the files planted: the run did not fail
+    assert "exiting-describer" in warnings
+    assert "on_curate" in warnings
+    assert "half-done" not in cli.node(forest, "accepted").get("tags", [])  # partial edits discarded
+    assert "REJECT this one" in (forest / "rejected.md").read_text(encoding="utf-8")  # the built-in took over
+
+
+TAGGING_PLUGIN = '''
+from monkeyllm_gardener.hookspecs import hookimpl
+
+@hookimpl
+def on_curate(draft):
+    draft.setdefault("tags", []).append("compliance")
+    return draft
+'''
+
+BAD_SUMMARY_PLUGIN = '''
+from monkeyllm_gardener.hookspecs import hookimpl
+
+@hookimpl
+def on_curate(draft):
+    draft["summary"] = "This document describes " + "x" * 300
+    return draft
+'''
+
+
+def test_one_hooks_invalid_summary_does_not_discard_another_hooks_tags(vine: Any, cli: Any, forest: Path,
+                                                                      tmp_path: Path) -> None:
+    site = cli.install_dists(tmp_path / "site", {
+        "a_tagging_plugin": pluggy_dist("a_tagging_plugin", TAGGING_PLUGIN),
+        "b_bad_summary_plugin": pluggy_dist("b_bad_summary_plugin", BAD_SUMMARY_PLUGIN),
+    })
+    source = tmp_path / "export"
+    cli.write(source / "policy.md", "Travel is reimbursed within 30 days.\n")
+    env = {"PYTHONPATH": str(site), "MONKEYLLM_LOAD_PLUGINS": "a_tagging_plugin,b_bad_summary_plugin"}
+    report = vine("adopt", source, "--forest", forest, "--json", env=env).json()
+    assert report["planted"] == ["policy"], report
+    node = cli.node(forest, "policy")
+    assert node["summary"] == "Travel is reimbursed within 30 days."
+    assert "compliance" in node.get("tags", [])
+    assert any("b_bad_summary_plugin" in line and "discarded" in line for line in report["warnings"]), report

@@ -18,6 +18,8 @@ from monkeyllm_plugins import csv_dataset
 from monkeyllm_plugins._encoding import detect_encoding, read_text
 from monkeyllm_plugins.csv_dataset import CsvConverter
 
+from _cli_adopt import adopt_with_cli  # tests/plugins is on sys.path
+
 
 def write(tmp_path: Path, name: str, content: str | bytes, encoding: str = "utf-8") -> Path:
     path = tmp_path / name
@@ -364,3 +366,15 @@ def test_a_csv_too_wide_for_ten_tables_fails_with_the_fix(tmp_path) -> None:
     path = write_csv(tmp_path, "huge.csv", [[f"c{n}" for n in range(501)]])
     with pytest.raises(ConversionError, match=r"^too wide: huge\.csv has 501 columns"):
         convert(path)
+
+
+def test_single_column_csv_keeps_rows_whose_value_is_empty(tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    with (export / "codes.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["code"], ["A1"], [""], ["B2"], ["   "], ["C3"]])
+    forest, report = adopt_with_cli(tmp_path, export)
+    assert report["planted"] == ["codes"]
+    with sqlite3.connect(forest / "codes.db") as db:
+        values = [row[0] for row in db.execute("SELECT code FROM codes ORDER BY rowid")]
+    assert values == ["A1", None, "B2", None, "C3"]

@@ -11,6 +11,8 @@ from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener.conversion import Conversion
 from monkeyllm_plugins.csv_dataset import CsvConverter
 
+from _cli_adopt import adopt_with_cli  # tests/plugins is on sys.path
+
 
 def convert(tmp_path: Path, name: str, data: bytes) -> Conversion:
     path = tmp_path / name
@@ -69,3 +71,16 @@ def test_a_quoted_crlf_inside_a_field_stays_crlf_whatever_the_encoding(tmp_path,
     _, rows = table(tmp_path, conversion)
     assert rows == [(1, "first line\r\nsecond line"), (2, "lone\nLF and lone\rCR"),
                     (3, "田中" if codec == "shift_jis" else "Zoë")]
+
+
+def test_decimals_a_double_cannot_hold_keep_every_digit(tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "readings.csv").write_text(
+        "sensor,value\nA,1.5\nB,0.12345678901234567890\nC,3.14159265358979323846\n", encoding="utf-8"
+    )
+    forest, report = adopt_with_cli(tmp_path, export)
+    assert report["planted"] == ["readings"]
+    with sqlite3.connect(forest / "readings.db") as db:
+        values = [row[0] for row in db.execute("SELECT value FROM readings ORDER BY rowid")]
+    assert [str(v) for v in values] == ["1.5", "0.12345678901234567890", "3.14159265358979323846"]

@@ -8,6 +8,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from monkeyllm_plugins._encoding import detect_encoding
 from monkeyllm_plugins.csv_dataset import CsvConverter
 from monkeyllm_plugins.json_data import JsonConverter
 from monkeyllm_plugins.markdown_text import MarkdownTextConverter
+
+from _cli_adopt import adopt_with_cli  # tests/plugins is on sys.path
 
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 
@@ -209,3 +212,30 @@ def test_when_every_reading_is_implausible_the_file_is_an_error_not_mojibake(tmp
     path = write(tmp_path, "memo.md", "# Заметка\nВстреча в 10:00 в переговорной.\n".encode("koi8_r"))
     with pytest.raises(ConversionError, match=r"^undecodable text: memo\.md .*re-save it as UTF-8$"):
         MarkdownTextConverter().convert(path)
+
+
+@pytest.mark.parametrize("name", ["junk.csv", "junk.json", "junk.md"])
+def test_megabytes_of_undecodable_bytes_fail_fast_with_one_line_naming_the_file(tmp_path: Path, name: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / name).write_bytes(random.Random(3).randbytes(5_000_000))
+    started = time.monotonic()
+    forest, report = adopt_with_cli(tmp_path, export, timeout=60)
+    assert time.monotonic() - started < 30
+    assert report["planted"] == []
+    (line,) = report["errors"]
+    assert line.startswith(f"{name}: ") and "re-save it as UTF-8" in line and "\n" not in line
+
+
+def test_a_one_line_json_of_megabytes_in_cp1251_is_decoded(tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    records = [{"id": n, "city": "Москва" if n % 2 else "Санкт-Петербург"} for n in range(100_000)]
+    (export / "cities.json").write_bytes(json.dumps(records, ensure_ascii=False).encode("cp1251"))
+    assert (export / "cities.json").stat().st_size > 2_000_000
+    forest, report = adopt_with_cli(tmp_path, export, timeout=120)
+    assert report["planted"] == ["cities"], report
+    assert any("cities.json" in line and "cp1251" in line for line in report["warnings"]), report
+    with sqlite3.connect(forest / "cities.db") as db:
+        assert db.execute("SELECT city FROM cities WHERE id IN (0, 1) ORDER BY id").fetchall() == [
+            ("Санкт-Петербург",), ("Москва",)]

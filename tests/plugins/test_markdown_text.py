@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import codecs
+import time
 from datetime import date
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.derive import derive_summary
 from monkeyllm_plugins import markdown_text
 from monkeyllm_plugins.markdown_text import MarkdownTextConverter
+
+from _cli_adopt import adopt_with_cli, passport_of  # tests/plugins is on sys.path
 
 convert = MarkdownTextConverter().convert
 
@@ -186,3 +189,45 @@ def test_an_author_list_is_not_a_passport_field_but_stays_in_the_body(tmp_path: 
     result = convert(write(tmp_path, "a.md", "---\nauthor: [Ana, Ben]\n---\nBody.\n"))
     assert dict(result.frontmatter) == {}
     assert "author: [Ana, Ben]" in result.markdown
+
+
+@pytest.mark.parametrize(
+    "name, hostile_line",
+    [
+        # Unclosed emphasis markers: quadratic in the line length for the inline stripper.
+        ("emphasis.md", "*a " * 60_000),
+        # A line of glued URLs: exponential backtracking in the link-only line check.
+        ("urls.md", "http://" * 60 + " !"),
+        # A heading with a long run of spaces: quadratic in the H1 title pattern.
+        ("heading.md", "# a" + " " * 200_000 + "b"),
+    ],
+)
+def test_markdown_with_pathological_lines_plants_quickly(tmp_path: Path, name: str, hostile_line: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / name).write_text(f"Budget approved for March 2026.\n\n{hostile_line}\n", encoding="utf-8")
+    started = time.monotonic()
+    forest, report = adopt_with_cli(tmp_path, export, timeout=60)
+    assert time.monotonic() - started < 30
+    node_id = name.removesuffix(".md")
+    assert report["planted"] == [node_id]
+    assert passport_of(forest, node_id)["summary"].startswith("Budget approved for March 2026.")
+
+
+@pytest.mark.parametrize(
+    "frontmatter_value",
+    ["7" * 5000,  # an integer Python's int() refuses (ValueError, not a YAMLError)
+     "[" * 20000 + "]" * 20000],  # nesting deeper than the YAML parser's stack
+)
+def test_markdown_whose_frontmatter_cannot_be_loaded_plants_with_a_warning(tmp_path: Path,
+                                                                          frontmatter_value: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "note.md").write_text(f"---\nserial: {frontmatter_value}\n---\nPricing review for May 2026.\n",
+                                    encoding="utf-8")
+    forest, report = adopt_with_cli(tmp_path, export)
+    assert report["planted"] == ["note"], report
+    assert any("frontmatter does not parse" in line for line in report["warnings"])
+    body = (forest / "note.md").read_text(encoding="utf-8")
+    assert frontmatter_value in body  # kept as text, nothing lost
+    assert passport_of(forest, "note")["summary"] == "Pricing review for May 2026."
