@@ -17,6 +17,8 @@ import pytest
 from monkeyllm_core import Vine, init_forest
 from monkeyllm_core.forest.validate import validate_forest
 
+from _git_runs import git, git_bytes  # tests/core is on sys.path
+
 PYTHON = sys.executable
 
 
@@ -31,13 +33,6 @@ def no_git_config(tmp_path_factory, monkeypatch):
                  "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "EMAIL"):
         monkeypatch.delenv(name, raising=False)
     return home
-
-
-def git(root: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -111,22 +106,27 @@ class Forest:
 
 
 @pytest.fixture
-def forest(tmp_path) -> Forest:
+def brain(tmp_path) -> Forest:
+    """An initialised, empty forest at tmp_path/brain, with the checks a user runs."""
     root = init_forest(tmp_path / "brain", "Test forest")
     return Forest(root)
 
 
 @pytest.fixture
-def vine(forest):
-    v = forest.open()
-    yield v
-    v.close()
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository at tmp_path/repo (not a forest), for the object-store tests."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git_bytes(root, "init", "-q")
+    return root
 
 
 @pytest.fixture
-def cli():
-    """The real `vine` command in a subprocess: cli("validate", "--forest", dir)."""
-    return run_cli
+def vine(brain):
+    """A writable Vine on ``brain``, closed after the test."""
+    v = brain.open()
+    yield v
+    v.close()
 
 
 def note(node_id: str, summary: str | None = None, **extra) -> dict:

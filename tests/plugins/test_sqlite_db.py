@@ -5,6 +5,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -14,7 +15,6 @@ from monkeyllm_gardener.conversion import ConversionError
 from monkeyllm_plugins import sqlite_db
 from monkeyllm_plugins.sqlite_db import SqliteConverter
 
-from _cli_adopt import adopt_with_cli  # tests/plugins is on sys.path
 
 
 def make_crm_db(path: Path) -> Path:
@@ -257,7 +257,7 @@ def test_the_conversion_carries_tables_views_columns_and_samples(tmp_path: Path)
     assert structure["samples"]["recent"] == [[3], [4]]
 
 
-def test_database_with_a_view_that_never_ends_is_adopted_with_a_warning(tmp_path: Path) -> None:
+def test_database_with_a_view_that_never_ends_is_adopted_with_a_warning(vine_cli: Any, tmp_path: Path) -> None:
     export = tmp_path / "export"
     export.mkdir()
     with sqlite3.connect(export / "crm.db") as db:
@@ -269,7 +269,7 @@ def test_database_with_a_view_that_never_ends_is_adopted_with_a_warning(tmp_path
         )
     db_file = export / "crm.db"
     started = time.monotonic()
-    forest, report = adopt_with_cli(tmp_path, export, timeout=60)
+    forest, report = vine_cli.adopt_into_new_forest(export, timeout=60)
     assert time.monotonic() - started < 30
     assert report["planted"] == ["crm"]
     assert any("forever" in line and "first rows" in line for line in report["warnings"]), report

@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,6 @@ from monkeyllm_plugins._tabular import (
     table_name_from,
 )
 
-from _cli_adopt import adopt_with_cli  # tests/plugins is on sys.path
 
 
 @pytest.mark.parametrize(
@@ -261,14 +261,14 @@ def test_number_tokens_follow_the_text_rules_and_keep_their_text(token, sql_type
     assert value == stored and type(value) in (int, float, str)
 
 
-def test_numbers_longer_than_python_parses_plant_as_exact_text(tmp_path: Path) -> None:
+def test_numbers_longer_than_python_parses_plant_as_exact_text(vine_cli: Any, tmp_path: Path) -> None:
     digits = "7" * 5000  # Python's int() refuses more than 4,300 digits
     export = tmp_path / "export"
     export.mkdir()
     (export / "serials.csv").write_text(f"id,serial\n1,{digits}\n2,42\n", encoding="utf-8")
     (export / "serials-json.json").write_text(f'[{{"id": 1, "serial": {digits}}}, {{"id": 2, "serial": 42}}]',
                                               encoding="utf-8")
-    forest, report = adopt_with_cli(tmp_path, export)
+    forest, report = vine_cli.adopt_into_new_forest(export)
     assert sorted(report["planted"]) == ["serials", "serials-json"], report
     for node, table in (("serials", "serials"), ("serials-json", "serials_json")):
         with sqlite3.connect(forest / f"{node}.db") as db:
