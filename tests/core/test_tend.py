@@ -1,3 +1,5 @@
+"""run_tend (monkeyllm_core/data/tend.py) on real SQLite files: row writes and their
+verbs, the statements refused, hints, rollback on failure or timeout, one journal file."""
 from __future__ import annotations
 
 import sqlite3
