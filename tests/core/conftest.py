@@ -8,7 +8,6 @@ git identity: commits must still work, as vine <vine@monkeyllm.local>.
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +17,7 @@ from monkeyllm_core import Vine, init_forest
 from monkeyllm_core.forest.validate import validate_forest
 
 from _git_runs import git, git_bytes  # tests/core is on sys.path
-
-PYTHON = sys.executable
+from cli_helpers import VINE
 
 
 @pytest.fixture(autouse=True)
@@ -36,9 +34,9 @@ def no_git_config(tmp_path_factory, monkeypatch):
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real `vine` command in a subprocess."""
-    return subprocess.run([PYTHON, "-m", "monkeyllm_gardener.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    """The real `vine` command in a subprocess, in this process's environment (the one
+    no_git_config made; ``vine_cli`` gives a fresh machine's instead)."""
+    return subprocess.run([*VINE, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 @dataclass
