@@ -8,7 +8,6 @@ git identity: commits must still work, as vine <vine@monkeyllm.local>.
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,8 @@ import pytest
 from monkeyllm_core import Vine, init_forest
 from monkeyllm_core.forest.validate import validate_forest
 
-PYTHON = sys.executable
+from _git_runs import git, git_bytes  # tests/core is on sys.path
+from cli_helpers import VINE
 
 
 @pytest.fixture(autouse=True)
@@ -33,17 +33,10 @@ def no_git_config(tmp_path_factory, monkeypatch):
     return home
 
 
-def git(root: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout
-
-
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real `vine` command in a subprocess."""
-    return subprocess.run([PYTHON, "-m", "monkeyllm_gardener.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    """The real `vine` command in a subprocess, in this process's environment (the one
+    no_git_config made; ``vine_cli`` gives a fresh machine's instead)."""
+    return subprocess.run([*VINE, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 @dataclass
@@ -83,6 +76,11 @@ class Forest:
     def files_in_last_commit(self) -> list[str]:
         return sorted(self.git("show", "--name-only", "--format=", "HEAD").split())
 
+    def commit_all(self, message: str) -> None:
+        """Commit every file as a person would after editing the forest by hand."""
+        self.git("add", "-A")
+        self.git("-c", "user.name=me", "-c", "user.email=me@example.com", "commit", "-qm", message)
+
     def findings(self) -> list[str]:
         with Vine(self.root, writable=False) as vine:
             return [f.line() for f in validate_forest(vine)]
@@ -106,22 +104,27 @@ class Forest:
 
 
 @pytest.fixture
-def forest(tmp_path) -> Forest:
+def brain(tmp_path) -> Forest:
+    """An initialised, empty forest at tmp_path/brain, with the checks a user runs."""
     root = init_forest(tmp_path / "brain", "Test forest")
     return Forest(root)
 
 
 @pytest.fixture
-def vine(forest):
-    v = forest.open()
-    yield v
-    v.close()
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository at tmp_path/repo (not a forest), for the object-store tests."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git_bytes(root, "init", "-q")
+    return root
 
 
 @pytest.fixture
-def cli():
-    """The real `vine` command in a subprocess: cli("validate", "--forest", dir)."""
-    return run_cli
+def vine(brain):
+    """A writable Vine on ``brain``, closed after the test."""
+    v = brain.open()
+    yield v
+    v.close()
 
 
 def note(node_id: str, summary: str | None = None, **extra) -> dict:

@@ -23,24 +23,24 @@ def test_a_replaced_file_holds_the_new_bytes_and_its_inode_is_reused(tmp_path: P
         assert path.read_bytes() == b"third" and path.stat().st_ino == spare_inode
 
 
-def test_no_spare_file_is_left_after_close(forest) -> None:
-    with Vine(forest.root) as vine:
+def test_no_spare_file_is_left_after_close(brain) -> None:
+    with Vine(brain.root) as vine:
         vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Notes of the team."})
         for i in range(5):
             vine.plant({"id": f"notes/n{i}", "type": "note", "title": f"N{i}", "summary": f"Note {i}."})
-    assert list(forest.root.rglob("*.vine-tmp")) == []
-    forest.assert_clean()
+    assert list(brain.root.rglob("*.vine-tmp")) == []
+    brain.assert_clean()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RENAME_EXCHANGE is Linux-only")
-def test_spares_go_at_each_checkpoint(forest) -> None:
-    vine = Vine(forest.root)
+def test_spares_go_at_each_checkpoint(brain) -> None:
+    vine = Vine(brain.root)
     try:
         with vine.bulk(seconds=3600):  # checkpoints only when asked
             vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Notes of the team."})
             vine.plant({"id": "notes/a", "type": "note", "title": "A", "summary": "Note a."})
-            assert list(forest.root.rglob("*.vine-tmp"))  # the index files were swapped, not recreated
+            assert list(brain.root.rglob("*.vine-tmp"))  # the index files were swapped, not recreated
             vine.flush()
-            assert list(forest.root.rglob("*.vine-tmp")) == []
+            assert list(brain.root.rglob("*.vine-tmp")) == []
     finally:
         vine.close()

@@ -75,32 +75,32 @@ def test_a_title_match_ranks_above_a_summary_match(vine, make_note):
     assert [h["id"] for h in vine.search("windows", kind="branch")] == []
 
 
-def test_reindex_after_deleting_derived_rebuilds_the_same_rows(forest, make_note, cli):
-    with forest.open() as vine:
+def test_reindex_after_deleting_derived_rebuilds_the_same_rows(brain, make_note):
+    with brain.open() as vine:
         populate(vine, make_note)
         before = rows(vine)
-    shutil.rmtree(forest.root / "_derived")
-    result = forest.cli("reindex")
+    shutil.rmtree(brain.root / "_derived")
+    result = brain.cli("reindex")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "reindex: 5 node(s) in the catalog"
-    with Vine(forest.root, writable=False) as reader:
+    with Vine(brain.root, writable=False) as reader:
         assert rows(reader) == before
-    shutil.rmtree(forest.root / "_derived")
-    with Vine(forest.root, writable=False) as reader:  # a reader rebuilds a missing catalog too
+    shutil.rmtree(brain.root / "_derived")
+    with Vine(brain.root, writable=False) as reader:  # a reader rebuilds a missing catalog too
         assert rows(reader) == before
-    assert forest.status() == ""
+    assert brain.status() == ""
 
 
-def test_a_stale_catalog_is_rebuilt_on_open(forest, make_note):
-    with forest.open() as vine:
+def test_a_stale_catalog_is_rebuilt_on_open(brain, make_note):
+    with brain.open() as vine:
         populate(vine, make_note)
-    path = forest.root / "sales" / "policy.md"
+    path = brain.root / "sales" / "policy.md"
     node = parse_node(path.read_text())
     node.frontmatter["summary"] = "Return windows per channel, edited by hand."
     node.frontmatter["title"] = "Hand-edited policy"
     path.write_text(render_node(node.frontmatter, node.body))
-    forest.git("-c", "user.name=Ana", "-c", "user.email=ana@example.com", "commit", "-qam", "edit by hand")
-    with forest.open() as vine:
+    brain.git("-c", "user.name=Ana", "-c", "user.email=ana@example.com", "commit", "-qam", "edit by hand")
+    with brain.open() as vine:
         row = vine.catalog.get("sales/policy")
         assert row["summary"] == "Return windows per channel, edited by hand."
         assert vine.search("hand")[0]["id"] == "sales/policy"
@@ -117,13 +117,13 @@ def test_repeated_edits_keep_one_search_row_per_node(vine, make_note):
     assert vine.search("desk")[0]["id"] == "sales/policy"
 
 
-def test_a_catalog_of_another_layout_version_is_rebuilt(forest, make_note):
+def test_a_catalog_of_another_layout_version_is_rebuilt(brain, make_note):
     import sqlite3
-    with forest.open() as vine:
+    with brain.open() as vine:
         populate(vine, make_note)
         before = rows(vine)
-    with sqlite3.connect(forest.root / "_derived" / "catalog.db") as con:
+    with sqlite3.connect(brain.root / "_derived" / "catalog.db") as con:
         con.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
         con.execute("DELETE FROM nodes WHERE id = 'sales/policy'")
-    with forest.open() as vine:
+    with brain.open() as vine:
         assert rows(vine) == before

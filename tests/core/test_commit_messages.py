@@ -22,65 +22,65 @@ NASTY_TITLE = ("Q1\x00 plan \x1b[31mred\x1b[0m \x1b]0;pwned\x07 \x1b]8;;http://e
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def git(root, *args: str) -> subprocess.CompletedProcess[bytes]:
+def run_git(root, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True)
 
 
 def assert_history_is_clean(root) -> list[str]:
     """fsck --strict passes and every subject is one short line without a control
     character; returns the subjects, newest first."""
-    fsck = git(root, "fsck", "--full", "--strict")
+    fsck = run_git(root, "fsck", "--full", "--strict")
     assert fsck.returncode == 0 and b"nulInCommit" not in fsck.stderr, fsck.stderr
-    log = git(root, "log", "--format=%s%x00")
+    log = run_git(root, "log", "--format=%s%x00")
     subjects = log.stdout.decode("utf-8").split("\x00\n")[:-1]  # raises if a message is not UTF-8
     for subject in subjects:
         assert not UNSAFE.search(subject), repr(subject[:200])
         assert len(subject) <= SUBJECT_MAX
-    for raw in git(root, "rev-list", "--all").stdout.split():
-        body = git(root, "cat-file", "commit", raw.decode()).stdout
+    for raw in run_git(root, "rev-list", "--all").stdout.split():
+        body = run_git(root, "cat-file", "commit", raw.decode()).stdout
         assert b"\x00" not in body and b"\x1b" not in body
         body.decode("utf-8")
     return subjects
 
 
-def test_a_hostile_title_round_trips_through_plant_and_the_history_stays_clean(forest):
-    with forest.open() as vine:
+def test_a_hostile_title_round_trips_through_plant_and_the_history_stays_clean(brain):
+    with brain.open() as vine:
         vine.plant({"id": "plans/_index", "title": "Plans", "summary": "Plans by quarter."})
         vine.plant({"id": "plans/q1", "type": "note", "title": NASTY_TITLE, "summary": "The Q1 plan.",
                     "body": "# Q1\n\nThe plan.\n"})
         assert vine.read("plans/q1").frontmatter["title"] == NASTY_TITLE
 
-    subjects = assert_history_is_clean(forest.root)
+    subjects = assert_history_is_clean(brain.root)
     assert subjects[0].startswith("plant(plans/q1): Q1 plan red link evil iso bellxxx")
     assert subjects[0].endswith("\u2026") and len(subjects[0]) == SUBJECT_MAX
     # the passport keeps the title verbatim, its control characters escaped by the YAML dumper
-    raw = (forest.root / "plans" / "q1.md").read_bytes()
+    raw = (brain.root / "plans" / "q1.md").read_bytes()
     assert b"\x00" not in raw and b"\x1b" not in raw and b"\x07" not in raw
     assert rb"Q1\0 plan \e[31mred" in raw
-    assert parse_node(forest.at_head("plans/q1.md")).frontmatter["title"] == NASTY_TITLE
-    forest.assert_clean()
+    assert parse_node(brain.at_head("plans/q1.md")).frontmatter["title"] == NASTY_TITLE
+    brain.assert_clean()
 
 
-def test_a_title_over_several_lines_gives_a_one_line_subject(forest):
-    with forest.open() as vine:
+def test_a_title_over_several_lines_gives_a_one_line_subject(brain):
+    with brain.open() as vine:
         vine.plant({"id": "memo", "type": "note", "title": "Memo\n\nsecond paragraph\r\nthird",
                     "summary": "A memo."})
-    assert forest.subjects()[0] == "plant(memo): Memo second paragraph third [source=agent]"
-    assert forest.git("log", "-1", "--format=%b").strip() == ""  # nothing spilled into the body
+    assert brain.subjects()[0] == "plant(memo): Memo second paragraph third [source=agent]"
+    assert brain.git("log", "-1", "--format=%b").strip() == ""  # nothing spilled into the body
 
 
 @pytest.mark.parametrize("write", ["graft", "replace"])
-def test_a_callers_own_message_is_cleaned_too(forest, make_note, write):
-    with forest.open() as vine:
+def test_a_callers_own_message_is_cleaned_too(brain, make_note, write):
+    with brain.open() as vine:
         vine.plant(make_note("fact"))
         hostile = "sync\x00 \x1b]52;c;ZXZpbA==\x07fact\u202e\n\nbody \x1b[2Jline\x00\n" + "y" * 50_000
         if write == "graft":
             vine.graft("fact", {"set_frontmatter": {"summary": "A new fact."}}, message=hostile)
         else:
             vine.replace("fact", {"summary": "A new fact."}, message=hostile)
-    subjects = assert_history_is_clean(forest.root)
+    subjects = assert_history_is_clean(brain.root)
     assert subjects[0] == "sync fact"
-    body = forest.git("log", "-1", "--format=%b")
+    body = brain.git("log", "-1", "--format=%b")
     assert body.startswith("body line\n") and len(body) <= MESSAGE_MAX
 
 
@@ -91,11 +91,11 @@ def test_init_cleans_the_title_in_its_message_and_keeps_it_in_the_master_index(t
     assert master.frontmatter["title"] == "Brain\x00 \x1b[1mbold\x1b[0m \u202ex"
 
 
-def test_the_committer_itself_cleans_what_it_is_given(forest):
-    committer = Committer(forest.root)
+def test_the_committer_itself_cleans_what_it_is_given(brain):
+    committer = Committer(brain.root)
     committer.commit("raw\x00\x1b[31m commit\x9b1m\u2067", {"raw.md": b"---\nid: raw\n---\n"})
     committer.close()
-    assert assert_history_is_clean(forest.root)[0] == "raw commit"
+    assert assert_history_is_clean(brain.root)[0] == "raw commit"
 
 
 @pytest.mark.parametrize("message, expected", [

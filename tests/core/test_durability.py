@@ -43,12 +43,12 @@ def kill(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
-def on_branch(forest, rel: str) -> bool:
-    return subprocess.run(["git", "cat-file", "-e", f"HEAD:{rel}"], cwd=forest.root,
+def on_branch(brain, rel: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", f"HEAD:{rel}"], cwd=brain.root,
                           capture_output=True).returncode == 0
 
 
-def test_every_write_outside_a_bulk_session_survives_a_kill_right_after_it_returns(forest, tmp_path):
+def test_every_write_outside_a_bulk_session_survives_a_kill_right_after_it_returns(brain, tmp_path):
     writer = start_writer(tmp_path, """
         import sys, time
         from monkeyllm_core import Vine
@@ -61,24 +61,24 @@ def test_every_write_outside_a_bulk_session_survives_a_kill_right_after_it_retur
         vine.replace("fact", {"title": "Replaced fact"})
         print("acknowledged", flush=True)
         time.sleep(60)
-    """, str(forest.root))
+    """, str(brain.root))
     try:
         read_until(writer, "acknowledged")
     finally:
         kill(writer)
     # before any recovery: git itself already has all five writes
-    assert forest.subjects()[:5] == ["gardener(sync): fact", "tend(ledger): INSERT 1 row(s)",
+    assert brain.subjects()[:5] == ["gardener(sync): fact", "tend(ledger): INSERT 1 row(s)",
                                      "graft(fact): set summary", "plant(ledger): Ledger [source=agent]",
                                      "plant(fact): Fact [source=agent]"]
-    assert forest.status() == ""
-    with forest.open() as vine:  # a recovery finds nothing to undo
+    assert brain.status() == ""
+    with brain.open() as vine:  # a recovery finds nothing to undo
         fm = vine.read("fact").frontmatter
         assert (fm["title"], fm["summary"]) == ("Replaced fact", "A grafted fact.")
         assert vine.query("ledger", "SELECT COUNT(*) FROM t")["rows"] == [[3]]
-    forest.assert_clean()
+    brain.assert_clean()
 
 
-def test_in_a_bulk_session_a_planted_node_reaches_the_branch_while_the_writer_keeps_writing(forest, tmp_path):
+def test_in_a_bulk_session_a_planted_node_reaches_the_branch_while_the_writer_keeps_writing(brain, tmp_path):
     writer = start_writer(tmp_path, """
         import itertools, sys
         from monkeyllm_core import Vine
@@ -89,23 +89,23 @@ def test_in_a_bulk_session_a_planted_node_reaches_the_branch_while_the_writer_ke
             print("planted", flush=True)
             for i in itertools.count(1):  # busy: the session never ends by itself
                 vine.graft("counter", {"set_frontmatter": {"summary": f"Counted {i} times."}})
-    """, str(forest.root))
+    """, str(brain.root))
     try:
         read_until(writer, "planted")
         deadline = time.monotonic() + 30  # the promise is one second; the margin is for a loaded machine
-        while not on_branch(forest, "first.md") and time.monotonic() < deadline:
+        while not on_branch(brain, "first.md") and time.monotonic() < deadline:
             time.sleep(0.05)
-        reached = on_branch(forest, "first.md")
+        reached = on_branch(brain, "first.md")
     finally:
         kill(writer)
     assert reached, "the first plant never reached the branch while the session went on"
-    with forest.open() as vine:  # the kill rolls back only what came after the last checkpoint
+    with brain.open() as vine:  # the kill rolls back only what came after the last checkpoint
         assert vine.exists("first")
-    assert "first.md" in forest.tracked()
-    forest.assert_clean()
+    assert "first.md" in brain.tracked()
+    brain.assert_clean()
 
 
-def test_a_kill_during_a_payload_copy_leaves_no_temporary_file(forest, tmp_path):
+def test_a_kill_during_a_payload_copy_leaves_no_temporary_file(brain, tmp_path):
     """The payload comes through a FIFO the test keeps open: the copy is certainly
     half done (its temporary file exists and has grown) when the kill lands."""
     fifo = tmp_path / "source.db"
@@ -116,14 +116,14 @@ def test_a_kill_during_a_payload_copy_leaves_no_temporary_file(forest, tmp_path)
         vine = Vine(sys.argv[1])
         vine.plant({"id": "big", "type": "dataset", "title": "Big", "summary": "A big database adopted whole.",
                     "payload": "big.db", "payload_type": "sqlite", "payload_source": sys.argv[2]})
-    """, str(forest.root), str(fifo))
+    """, str(brain.root), str(fifo))
     feeder = open(fifo, "wb")  # blocks until the writer opens the FIFO to copy it
     try:
         feeder.write(os.urandom(1 << 20))
         feeder.flush()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            copies = list(forest.root.glob(".big.db.*.tmp"))
+            copies = list(brain.root.glob(".big.db.*.tmp"))
             if copies and copies[0].stat().st_size > 0:
                 break
             time.sleep(0.01)
@@ -131,11 +131,11 @@ def test_a_kill_during_a_payload_copy_leaves_no_temporary_file(forest, tmp_path)
         kill(writer)
     finally:
         feeder.close()
-    assert forest.status() != ""  # what a kill during the copy leaves: the half copy
-    with forest.open() as vine:  # recovery
+    assert brain.status() != ""  # what a kill during the copy leaves: the half copy
+    with brain.open() as vine:  # recovery
         assert not vine.exists("big")
-    assert not list(forest.root.glob(".big.db.*")) and not (forest.root / "big.db").exists()
-    forest.assert_clean()
+    assert not list(brain.root.glob(".big.db.*")) and not (brain.root / "big.db").exists()
+    brain.assert_clean()
 
 
 def git_gc_prune_now(root: Path) -> None:
@@ -144,56 +144,56 @@ def git_gc_prune_now(root: Path) -> None:
     assert gc.returncode == 0, gc.stderr
 
 
-def test_git_gc_prune_now_between_two_checkpoints_loses_nothing(forest, make_note):
-    vine = forest.open()
+def test_git_gc_prune_now_between_two_checkpoints_loses_nothing(brain, make_note):
+    vine = brain.open()
     with vine.bulk(seconds=3600):  # checkpoints only when asked
         vine.plant(make_note("checkpointed"))
         vine.flush()
         vine.plant(make_note("pending"))  # in the open pack, reachable from no ref yet
         vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Two rows.", **DATASET})
-        git_gc_prune_now(forest.root)
+        git_gc_prune_now(brain.root)
         vine.plant(make_note("after-gc"))
     vine.close()
-    assert forest.subjects()[:4] == ["plant(after-gc): after gc [source=agent]",
+    assert brain.subjects()[:4] == ["plant(after-gc): after gc [source=agent]",
                                      "plant(ledger): Ledger [source=agent]",
                                      "plant(pending): pending [source=agent]",
                                      "plant(checkpointed): checkpointed [source=agent]"]
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=forest.root, capture_output=True, text=True)
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=brain.root, capture_output=True, text=True)
     assert fsck.returncode == 0 and "missing" not in fsck.stdout + fsck.stderr, fsck.stdout + fsck.stderr
     for rel in ("checkpointed.md", "pending.md", "ledger.md", "after-gc.md"):
-        assert forest.at_head(rel) == forest.text(rel)
-    forest.assert_clean()
+        assert brain.at_head(rel) == brain.text(rel)
+    brain.assert_clean()
 
 
-def test_git_gc_prune_now_just_before_the_ref_moves_loses_nothing(forest, make_note):
+def test_git_gc_prune_now_just_before_the_ref_moves_loses_nothing(brain, make_note):
     """The finished pack is visible to git a moment before any ref reaches it: its
     .keep stops gc from pruning it, and goes once the ref moved."""
-    committer = Committer(forest.root)
+    committer = Committer(brain.root)
     sha = committer.commit("plant(kept): kept", {"kept.md": b"---\nid: kept\n---\n"})
     kept_while_gc_ran = []
 
     def gc_before_the_ref_moves(_: str) -> None:
-        kept_while_gc_ran.extend(p.read_bytes() for p in (forest.root / ".git/objects/pack").glob("*.keep"))
-        git_gc_prune_now(forest.root)
+        kept_while_gc_ran.extend(p.read_bytes() for p in (brain.root / ".git/objects/pack").glob("*.keep"))
+        git_gc_prune_now(brain.root)
 
     committer.checkpoint(before_ref_moves=gc_before_the_ref_moves)
     committer.close()
     assert kept_while_gc_ran == [keep_content(os.getpid())]
-    assert forest.head() == sha
-    assert forest.at_head("kept.md") == "---\nid: kept\n---\n"
-    assert not list((forest.root / ".git/objects/pack").glob("*.keep"))  # released with the ref move
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=forest.root, capture_output=True, text=True)
+    assert brain.head() == sha
+    assert brain.at_head("kept.md") == "---\nid: kept\n---\n"
+    assert not list((brain.root / ".git/objects/pack").glob("*.keep"))  # released with the ref move
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=brain.root, capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
-def test_a_keep_left_by_a_killed_writer_is_swept_and_a_persons_keep_stays(forest, make_note):
-    pack_dir = forest.root / ".git/objects/pack"
+def test_a_keep_left_by_a_killed_writer_is_swept_and_a_persons_keep_stays(brain, make_note):
+    pack_dir = brain.root / ".git/objects/pack"
     (pack_dir / "pack-0123.keep").write_bytes(KEEP_MARK)  # what a kill between finish and ref move leaves
     (pack_dir / "pack-4567.keep").write_bytes(b"kept by a person\n")
-    with Vine(forest.root) as vine:
+    with Vine(brain.root) as vine:
         vine.plant(make_note("after"))
     assert sorted(p.name for p in pack_dir.glob("*.keep")) == ["pack-4567.keep"]
-    forest.assert_clean()
+    brain.assert_clean()
 
 
 KILLED_IN_THE_REINDEX = """
@@ -213,7 +213,7 @@ KILLED_IN_THE_REINDEX = """
 """
 
 
-def test_a_kill_during_the_recovery_reindex_is_finished_by_the_next_open(forest, tmp_path):
+def test_a_kill_during_the_recovery_reindex_is_finished_by_the_next_open(brain, tmp_path):
     """Found by the kill harness: a recovering sync killed while it rebuilt the catalog
     left a catalog row for a node whose file the recovery had removed, for good."""
     planter = start_writer(tmp_path, """
@@ -223,12 +223,12 @@ def test_a_kill_during_the_recovery_reindex_is_finished_by_the_next_open(forest,
         with vine.bulk(seconds=3600):
             vine.plant({"id": "ghost", "type": "note", "title": "Ghost", "summary": "Never checkpointed."})
             os._exit(9)
-    """, str(forest.root))
+    """, str(brain.root))
     assert planter.wait(timeout=60) == 9
-    recovering = start_writer(tmp_path, KILLED_IN_THE_REINDEX, str(forest.root))
+    recovering = start_writer(tmp_path, KILLED_IN_THE_REINDEX, str(brain.root))
     assert recovering.wait(timeout=60) == 9, recovering.stderr.read() if recovering.stderr else ""
-    assert not (forest.root / "ghost.md").exists()  # the files were put back before the kill
-    with forest.open() as vine:
+    assert not (brain.root / "ghost.md").exists()  # the files were put back before the kill
+    with brain.open() as vine:
         assert vine.catalog.get("ghost") is None
         assert not [hit for hit in vine.search("Ghost") if hit["id"] == "ghost"]
-    forest.assert_clean()
+    brain.assert_clean()

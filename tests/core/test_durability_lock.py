@@ -11,12 +11,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from monkeyllm_core import Vine, VineError
+
+from processes import alive, wait_gone
 
 
 def run_script(tmp_path: Path, code: str, *args: str) -> subprocess.Popen[str]:
@@ -33,21 +34,6 @@ def first_line(proc: subprocess.Popen[str]) -> str:
     return line
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_gone(pid: int, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(pid)
-
-
 def end(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -56,7 +42,7 @@ def end(pid: int) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_child_forked_by_a_killed_writer_does_not_keep_the_forest_locked(forest, tmp_path, make_note):
+def test_a_child_forked_by_a_killed_writer_does_not_keep_the_forest_locked(brain, tmp_path, make_note):
     writer = run_script(tmp_path, """
         import os, sys, time
         from monkeyllm_core import Vine
@@ -69,21 +55,21 @@ def test_a_child_forked_by_a_killed_writer_does_not_keep_the_forest_locked(fores
                 os._exit(0)
             print(child, flush=True)
             time.sleep(60)
-    """, str(forest.root))
+    """, str(brain.root))
     child = int(first_line(writer))
     try:
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait(timeout=30)
         assert alive(child)  # the fork outlives the writer...
-        with Vine(forest.root) as vine:  # ...and yet the forest opens for writing at once
+        with Vine(brain.root) as vine:  # ...and yet the forest opens for writing at once
             vine.plant(make_note("after"))
     finally:
         end(child)
-    forest.assert_clean()
+    brain.assert_clean()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_git_reader_ends_with_a_killed_writer_even_while_a_forked_child_lives(forest, tmp_path):
+def test_the_git_reader_ends_with_a_killed_writer_even_while_a_forked_child_lives(brain, tmp_path):
     writer = run_script(tmp_path, """
         import os, sys, time
         from monkeyllm_core import Vine
@@ -106,7 +92,7 @@ def test_the_git_reader_ends_with_a_killed_writer_even_while_a_forked_child_live
             readers = [pid for pid in os.listdir("/proc") if pid.isdigit() and reader(pid)]
             print(child, *readers, flush=True)
             time.sleep(60)
-    """, str(forest.root))
+    """, str(brain.root))
     child, *readers = (int(pid) for pid in first_line(writer).split())
     try:
         assert readers, "the writer had no git cat-file running"
@@ -134,13 +120,13 @@ ORPHANING_WRITER = """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_lock_held_by_an_orphan_of_a_dead_writer_names_the_orphan(forest, tmp_path):
-    writer = run_script(tmp_path, ORPHANING_WRITER, str(forest.root))
+def test_a_lock_held_by_an_orphan_of_a_dead_writer_names_the_orphan(brain, tmp_path):
+    writer = run_script(tmp_path, ORPHANING_WRITER, str(brain.root))
     orphan = int(first_line(writer))
     writer.wait(timeout=30)
     try:
         with pytest.raises(VineError) as info:
-            Vine(forest.root)
+            Vine(brain.root)
         assert info.value.code == "E_LOCKED"
         assert f"the writer that took the lock (pid {writer.pid}) is dead" in info.value.message
         assert f"process(es) {orphan} (" in info.value.message
@@ -148,22 +134,22 @@ def test_a_lock_held_by_an_orphan_of_a_dead_writer_names_the_orphan(forest, tmp_
     finally:
         end(orphan)
     assert wait_gone(orphan)
-    with Vine(forest.root) as vine:  # once the orphan is gone the forest opens
+    with Vine(brain.root) as vine:  # once the orphan is gone the forest opens
         assert vine.writable
 
 
-def test_a_live_writer_is_still_reported_as_the_holder(forest, tmp_path):
+def test_a_live_writer_is_still_reported_as_the_holder(brain, tmp_path):
     writer = run_script(tmp_path, """
         import sys, time
         from monkeyllm_core import Vine
         vine = Vine(sys.argv[1])
         print("holding", flush=True)
         time.sleep(60)
-    """, str(forest.root))
+    """, str(brain.root))
     try:
         assert first_line(writer) == "holding"
         with pytest.raises(VineError) as info:
-            Vine(forest.root)
+            Vine(brain.root)
         assert info.value.code == "E_LOCKED"
         assert info.value.message.startswith(f"the forest is locked by pid {writer.pid} on ")
         assert "dead" not in info.value.message

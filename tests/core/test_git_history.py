@@ -16,12 +16,12 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def changed_files(forest, commit: str) -> list[str]:
-    return sorted(forest.git("diff-tree", "--no-commit-id", "--name-only", "-r", commit).split())
+def changed_files(brain, commit: str) -> list[str]:
+    return sorted(brain.git("diff-tree", "--no-commit-id", "--name-only", "-r", commit).split())
 
 
-def test_a_session_of_writes_is_a_history_git_fsck_accepts(forest, make_note):
-    vine = forest.open()
+def test_a_session_of_writes_is_a_history_git_fsck_accepts(brain, make_note):
+    vine = brain.open()
     vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Every note of the test."})
     for i in range(40):
         vine.plant(make_note(f"notes/n{i:02d}"))
@@ -33,46 +33,46 @@ def test_a_session_of_writes_is_a_history_git_fsck_accepts(forest, make_note):
     vine.tend("ledger", "INSERT INTO orders VALUES (2)")
     vine.close()
 
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict", "--no-dangling"], cwd=forest.root,
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict", "--no-dangling"], cwd=brain.root,
                           capture_output=True, text=True)
     assert fsck.returncode == 0 and fsck.stdout == "", fsck.stdout + fsck.stderr
     # every tracked file is byte for byte what is on disk, and every node is tracked
-    for line in forest.git("ls-tree", "-r", "HEAD").splitlines():
+    for line in brain.git("ls-tree", "-r", "HEAD").splitlines():
         meta, path = line.split("\t")
         mode, kind, sha = meta.split()
         assert (mode, kind) == ("100644", "blob")
-        assert sha == blob_id((forest.root / path).read_bytes()), path
-    on_disk = sorted(str(p.relative_to(forest.root)) for p in forest.root.rglob("*.md")
+        assert sha == blob_id((brain.root / path).read_bytes()), path
+    on_disk = sorted(str(p.relative_to(brain.root)) for p in brain.root.rglob("*.md")
                      if not p.name.startswith("."))
-    assert sorted(forest.tracked()) == sorted(on_disk + [".gitignore"])
-    assert not list((forest.root / ".git" / "objects" / "pack").glob("tmp_*"))
+    assert sorted(brain.tracked()) == sorted(on_disk + [".gitignore"])
+    assert not list((brain.root / ".git" / "objects" / "pack").glob("tmp_*"))
 
-    subjects = forest.subjects()
+    subjects = brain.subjects()
     assert len(subjects) == 1 + 1 + 40 + 3  # init, branch, notes, graft, dataset, tend
     assert subjects[0] == "tend(ledger): INSERT 1 row(s)"
-    commits = forest.git("rev-list", "HEAD").split()
-    assert commits[0] == head_commit(forest.root)
+    commits = brain.git("rev-list", "HEAD").split()
+    assert commits[0] == head_commit(brain.root)
     # a note's plant touches the note, its parent index and the master (coverage line)
-    assert changed_files(forest, commits[-3]) == ["_index.md", "notes/_index.md", "notes/n00.md"]
-    assert changed_files(forest, commits[0]) == ["ledger.md"]  # the payload itself is never committed
-    assert forest.status() == ""
+    assert changed_files(brain, commits[-3]) == ["_index.md", "notes/_index.md", "notes/n00.md"]
+    assert changed_files(brain, commits[0]) == ["ledger.md"]  # the payload itself is never committed
+    assert brain.status() == ""
 
 
-def test_commits_carry_the_identity_and_message_of_the_write(forest, make_note):
-    with forest.open() as vine:
+def test_commits_carry_the_identity_and_message_of_the_write(brain, make_note):
+    with brain.open() as vine:
         vine.plant(make_note("first"))
-    fields = forest.git("log", "-1", "--format=%an|%ae|%cn|%ce|%B").rstrip("\n")
+    fields = brain.git("log", "-1", "--format=%an|%ae|%cn|%ce|%B").rstrip("\n")
     assert fields == "vine|vine@monkeyllm.local|vine|vine@monkeyllm.local|plant(first): first [source=agent]"
-    forest.git("config", "user.name", "Ada Lovelace")
-    forest.git("config", "user.email", "ada@example.org")
-    with forest.open() as vine:
+    brain.git("config", "user.name", "Ada Lovelace")
+    brain.git("config", "user.email", "ada@example.org")
+    with brain.open() as vine:
         vine.plant(make_note("second"))
-    assert forest.git("log", "-1", "--format=%an <%ae>").strip() == "Ada Lovelace <ada@example.org>"
+    assert brain.git("log", "-1", "--format=%an <%ae>").strip() == "Ada Lovelace <ada@example.org>"
     # the reflog says who moved the branch
-    assert "vine: checkpoint" in forest.git("reflog", "-1", "--format=%gs")
+    assert "vine: checkpoint" in brain.git("reflog", "-1", "--format=%gs")
 
 
-def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(forest, make_note, tmp_path):
+def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(brain, make_note, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(
         "import os, sys\n"
@@ -81,35 +81,35 @@ def test_a_writer_killed_before_its_checkpoint_leaves_no_temporary_pack_behind(f
         "with vine.bulk():  # a bulk session: the plant waits for a checkpoint that never comes\n"
         "    vine.plant({'id': 'doomed', 'type': 'note', 'title': 'Doomed', 'summary': 'Never checkpointed.'})\n"
         "    os._exit(9)\n")
-    subprocess.run([sys.executable, str(script), str(forest.root)], check=False)
-    packs = forest.root / ".git" / "objects" / "pack"
+    subprocess.run([sys.executable, str(script), str(brain.root)], check=False)
+    packs = brain.root / ".git" / "objects" / "pack"
     assert list(packs.glob(f"{TEMP_PREFIX}*.pack"))  # what the killed writer left
-    with forest.open() as vine:  # the next writer recovers and sweeps it
+    with brain.open() as vine:  # the next writer recovers and sweeps it
         vine.plant(make_note("after"))
     assert not list(packs.glob(f"{TEMP_PREFIX}*"))
-    assert not (forest.root / "doomed.md").exists()
-    assert forest.subjects()[0] == "plant(after): after [source=agent]"
-    forest.assert_clean()
+    assert not (brain.root / "doomed.md").exists()
+    assert brain.subjects()[0] == "plant(after): after [source=agent]"
+    brain.assert_clean()
 
 
-def test_packs_from_many_sessions_are_repacked_when_git_says_so(forest, make_note):
-    forest.git("config", "gc.autoPackLimit", "4")
-    packs = forest.root / ".git" / "objects" / "pack"
+def test_packs_from_many_sessions_are_repacked_when_git_says_so(brain, make_note):
+    brain.git("config", "gc.autoPackLimit", "4")
+    packs = brain.root / ".git" / "objects" / "pack"
     for i in range(8):
-        with forest.open() as vine:
+        with brain.open() as vine:
             vine.plant(make_note(f"n{i}"))
     assert len(list(packs.glob("*.pack"))) <= 4
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=forest.root, capture_output=True, text=True)
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=brain.root, capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
-    assert len(forest.subjects()) == 9
-    forest.assert_clean()
+    assert len(brain.subjects()) == 9
+    brain.assert_clean()
 
 
-def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(forest, make_note):
+def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(brain, make_note):
     """`vine adopt --jobs N` forks converter workers while the writer's git reader is
     running; a checkpoint must not hang on them."""
     ctx = multiprocessing.get_context("fork")
-    vine = forest.open()
+    vine = brain.open()
     try:
         with vine.bulk():  # the checkpoint happens while the worker lives
             vine.plant(make_note("first"))  # the writer now reads trees through a git process
@@ -129,5 +129,5 @@ def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(forest, make
                 flusher.join()
     finally:
         vine.close()
-    assert forest.subjects()[:2] == ["plant(second): second [source=agent]", "plant(first): first [source=agent]"]
-    forest.assert_clean()
+    assert brain.subjects()[:2] == ["plant(second): second [source=agent]", "plant(first): first [source=agent]"]
+    brain.assert_clean()

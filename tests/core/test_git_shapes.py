@@ -10,34 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from monkeyllm_core import Vine, VineError, init_forest
-from monkeyllm_gardener.testing import isolated_env
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
-
-
-def note(node_id: str) -> dict:
-    return {"id": node_id, "type": "note", "title": node_id, "summary": f"Note {node_id} with one fact.",
-            "body": f"# {node_id}\n\nA fact.\n"}
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} in {cwd} failed: {proc.stderr}")
-    return proc.stdout
-
-
-def vine_cli(*args: str | os.PathLike[str], home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*VINE, *(str(a) for a in args)], env=isolated_env(home, env), capture_output=True,
-                          text=True, timeout=120)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+from _git_runs import git, plain_note  # tests/core is on sys.path
+from cli_helpers import Result, VineRunner
 
 
 def assert_fsck_clean(cwd: Path) -> None:
@@ -45,7 +25,7 @@ def assert_fsck_clean(cwd: Path) -> None:
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
-def assert_one_line_refusal(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+def assert_one_line_refusal(proc: Result, *words: str) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("error E_UNSUPPORTED: ") and proc.stderr.count("\n") == 1, proc.stderr
     for word in words:
@@ -57,36 +37,34 @@ def tree_state(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def plant_and_check(root: Path, home: Path, node_id: str = "fact") -> None:
+def plant_and_check(vine_cli: VineRunner, root: Path, node_id: str = "fact") -> None:
     with Vine(root) as vine:
-        vine.plant(note(node_id))
+        vine.plant(plain_note(node_id))
     assert_fsck_clean(root)
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
-    result = vine_cli("validate", "--forest", root, home=home)
+    result = vine_cli("validate", "--forest", root)
     assert result.returncode == 0 and " 0 error(s), 0 warning(s)" in result.stdout, result.stdout + result.stderr
     assert git(root, "log", "-1", "--format=%s").strip() == f"plant({node_id}): {node_id} [source=agent]"
 
 
 # -- (a) SHA-256 by default: the new forest is SHA-1 all the same ---------------------------------
-def test_init_under_git_default_hash_sha256_makes_a_sha1_forest(tmp_path):
-    home = tmp_path / "home"
-    result = vine_cli("init", "--forest", tmp_path / "brain", "--title", "T", home=home,
-                      env={"GIT_DEFAULT_HASH": "sha256"})
+def test_init_under_git_default_hash_sha256_makes_a_sha1_forest(vine_cli, tmp_path):
+    result = vine_cli("init", "--forest", tmp_path / "brain", "--title", "T", env={"GIT_DEFAULT_HASH": "sha256"})
     assert result.returncode == 0, result.stderr
     root = tmp_path / "brain"
     assert git(root, "rev-parse", "--show-object-format").strip() == "sha1"
     assert_fsck_clean(root)
-    plant_and_check(root, home)
+    plant_and_check(vine_cli, root)
 
 
 # -- (b) an existing SHA-256 repository: refused in one line, nothing touched -----------------------
-def test_init_in_an_existing_sha256_repository_is_refused_untouched(tmp_path):
+def test_init_in_an_existing_sha256_repository_is_refused_untouched(vine_cli, tmp_path):
     root = tmp_path / "brain"
     root.mkdir()
     git(root, "init", "-q", "--object-format=sha256")
     (root / "README").write_text("the user's notes\n")
     before = tree_state(root)
-    result = vine_cli("init", "--forest", root, "--title", "T", home=tmp_path / "home")
+    result = vine_cli("init", "--forest", root, "--title", "T")
     assert_one_line_refusal(result, "SHA-256", "vine writes SHA-1")
     assert tree_state(root) == before
 
@@ -102,32 +80,30 @@ def sha256_forest(tmp_path: Path) -> Path:
     return root
 
 
-def test_writing_to_a_sha256_forest_is_refused_untouched_and_reading_works(tmp_path):
+def test_writing_to_a_sha256_forest_is_refused_untouched_and_reading_works(vine_cli, tmp_path):
     root = sha256_forest(tmp_path)
-    home = tmp_path / "home"
     source = tmp_path / "export" / "notes"
     source.mkdir(parents=True)
     (source / "a.md").write_text("# A\n\nThe plan for March 2026.\n")
     before = tree_state(root)
-    result = vine_cli("adopt", tmp_path / "export", "--forest", root, home=home)
+    result = vine_cli("adopt", tmp_path / "export", "--forest", root)
     assert_one_line_refusal(result, "SHA-256")
     assert tree_state(root) == before  # no lock file, no journal, no pack, no node
     with pytest.raises(VineError) as info:
         Vine(root)
     assert info.value.code == "E_UNSUPPORTED"
     assert tree_state(root) == before
-    result = vine_cli("validate", "--forest", root, home=home)  # readers need no writer
+    result = vine_cli("validate", "--forest", root)  # readers need no writer
     assert result.returncode == 0 and " 0 error(s), 0 warning(s)" in result.stdout, result.stdout + result.stderr
 
 
 # -- (c) .git is a file: a worktree, a submodule ----------------------------------------------------
-def test_a_worktree_of_a_forest_is_a_forest_git_accepts(tmp_path):
-    home = tmp_path / "home"
+def test_a_worktree_of_a_forest_is_a_forest_git_accepts(vine_cli, tmp_path):
     main = init_forest(tmp_path / "brain", "T")
     worktree = tmp_path / "brain-side"
     git(main, "worktree", "add", "-q", "-b", "side", str(worktree))
     assert (worktree / ".git").is_file()
-    plant_and_check(worktree, home)
+    plant_and_check(vine_cli, worktree)
     # HEAD and the index are the worktree's, the objects the repository's
     assert git(main, "log", "--format=%s", "side").splitlines()[0] == "plant(fact): fact [source=agent]"
     assert git(main, "log", "--format=%s").splitlines() == ["init: forest 'T'"]
@@ -138,8 +114,7 @@ def test_a_worktree_of_a_forest_is_a_forest_git_accepts(tmp_path):
     assert (main / ".git" / "worktrees" / "brain-side" / "vine-journal").exists()
 
 
-def test_vine_init_in_a_worktree_of_another_project_commits_on_its_branch(tmp_path):
-    home = tmp_path / "home"
+def test_vine_init_in_a_worktree_of_another_project_commits_on_its_branch(vine_cli, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     git(project, "init", "-q")
@@ -148,11 +123,11 @@ def test_vine_init_in_a_worktree_of_another_project_commits_on_its_branch(tmp_pa
     git(project, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "start")
     worktree = tmp_path / "project-brain"
     git(project, "worktree", "add", "-q", "-b", "brain", str(worktree))
-    result = vine_cli("init", "--forest", worktree, "--title", "Brain", home=home)
+    result = vine_cli("init", "--forest", worktree, "--title", "Brain")
     assert result.returncode == 0, result.stderr
     assert git(worktree, "log", "--format=%s").splitlines() == ["init: forest 'Brain'", "start"]
     assert not (worktree / ".git").is_dir()  # no repository of its own was made inside the worktree
-    plant_and_check(worktree, home)
+    plant_and_check(vine_cli, worktree)
     assert git(project, "log", "--format=%s").splitlines() == ["start"]
 
 
@@ -164,11 +139,11 @@ def test_two_worktrees_of_one_repository_are_written_at_once(tmp_path):
     git(main, "worktree", "add", "-q", "-b", "side", str(worktree))
     first = Vine(main)
     with first.bulk(seconds=3600):  # outside a bulk session every plant is checkpointed at once
-        first.plant(note("on-main"))
+        first.plant(plain_note("on-main"))
         assert list((main / ".git/objects/pack").glob("vine_tmp_*.pack"))  # its pack is still a temporary file
         with Vine(worktree) as second:
-            second.plant(note("on-side"))
-        first.plant(note("on-main-2"))
+            second.plant(plain_note("on-side"))
+        first.plant(plain_note("on-main-2"))
     first.close()
     assert_fsck_clean(main)
     assert git(main, "log", "--format=%s", "-2").splitlines() == [
@@ -178,8 +153,7 @@ def test_two_worktrees_of_one_repository_are_written_at_once(tmp_path):
         assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
 
 
-def test_a_forest_that_is_a_submodule_is_written_in_its_own_repository(tmp_path):
-    home = tmp_path / "home"
+def test_a_forest_that_is_a_submodule_is_written_in_its_own_repository(vine_cli, tmp_path):
     upstream = init_forest(tmp_path / "upstream", "T")
     project = tmp_path / "project"
     project.mkdir()
@@ -188,19 +162,18 @@ def test_a_forest_that_is_a_submodule_is_written_in_its_own_repository(tmp_path)
     git(project, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "add brain")
     root = project / "brain"
     assert (root / ".git").is_file()
-    plant_and_check(root, home)
+    plant_and_check(vine_cli, root)
     assert_fsck_clean(project)
     assert git(project, "log", "--format=%s").splitlines() == ["add brain"]
     assert git(project, "status", "--porcelain").strip() == "M brain"  # the submodule moved on, as git shows it
 
 
-def test_a_broken_git_file_is_refused_in_one_line(tmp_path):
-    home = tmp_path / "home"
+def test_a_broken_git_file_is_refused_in_one_line(vine_cli, tmp_path):
     root = init_forest(tmp_path / "brain", "T")
     shutil.rmtree(root / ".git")
     (root / ".git").write_text(f"gitdir: {tmp_path / 'gone'}\n")
     before = tree_state(root)
-    result = vine_cli("reindex", "--forest", root, home=home)  # a writer
+    result = vine_cli("reindex", "--forest", root)  # a writer
     assert_one_line_refusal(result, "git cannot open the repository", "not a git repository")
     with pytest.raises(VineError) as info:
         Vine(root)
@@ -209,10 +182,9 @@ def test_a_broken_git_file_is_refused_in_one_line(tmp_path):
 
 
 # -- (d) a forest inside a bigger repository -----------------------------------------------------------
-def test_a_forest_that_is_a_sub_folder_of_a_bigger_repository_refuses_to_write(tmp_path):
+def test_a_forest_that_is_a_sub_folder_of_a_bigger_repository_refuses_to_write(vine_cli, tmp_path):
     """init gives a forest inside a project its own repository (test_init.py); one that
     lost it is refused, never committed into the project's history at the wrong paths."""
-    home = tmp_path / "home"
     project = tmp_path / "project"
     project.mkdir()
     git(project, "init", "-q")
@@ -222,7 +194,7 @@ def test_a_forest_that_is_a_sub_folder_of_a_bigger_repository_refuses_to_write(t
     source = tmp_path / "export"
     source.mkdir()
     (source / "a.md").write_text("# A\n\nThe plan for March 2026.\n")
-    result = vine_cli("adopt", source, "--forest", root, home=home)
+    result = vine_cli("adopt", source, "--forest", root)
     assert_one_line_refusal(result, "not its top level", str(project))
     assert tree_state(root) == before
     assert git(project, "log", "--oneline", check=False) == ""
@@ -250,12 +222,12 @@ def test_the_repository_is_discovered_once_per_open_not_per_write(tmp_path, monk
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     with Vine(root) as vine:
         for i in range(5):
-            vine.plant(note(f"n{i}"))
+            vine.plant(plain_note(f"n{i}"))
     discoveries = [line for line in log.read_text().splitlines() if "--show-toplevel" in line]
     assert len(discoveries) == 1
 
 
-def test_init_in_a_repository_with_a_detached_head_is_refused_untouched(tmp_path):
+def test_init_in_a_repository_with_a_detached_head_is_refused_untouched(vine_cli, tmp_path):
     root = tmp_path / "brain"
     root.mkdir()
     git(root, "init", "-q")
@@ -264,6 +236,6 @@ def test_init_in_a_repository_with_a_detached_head_is_refused_untouched(tmp_path
     git(root, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "start")
     git(root, "checkout", "-q", "--detach")
     before = tree_state(root)
-    result = vine_cli("init", "--forest", root, "--title", "T", home=tmp_path / "home")
+    result = vine_cli("init", "--forest", root, "--title", "T")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "detached" in result.stderr
     assert tree_state(root) == before

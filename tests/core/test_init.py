@@ -11,8 +11,8 @@ from monkeyllm_core.forest.dialect import DEFAULT_RELS, DEFAULT_TYPES, load_dial
 IGNORED = ["_derived/", ".vine.lock", "*.db", "*.sqlite", "*.sqlite3", "_assets/"]
 
 
-def test_init_writes_the_master_index_schema_and_gitignore(forest):
-    master = parse_node(forest.text("_index.md"))
+def test_init_writes_the_master_index_schema_and_gitignore(brain):
+    master = parse_node(brain.text("_index.md"))
     assert master.frontmatter["id"] == "_index"
     assert master.frontmatter["type"] == "branch"
     assert master.frontmatter["title"] == "Test forest"
@@ -21,30 +21,30 @@ def test_init_writes_the_master_index_schema_and_gitignore(forest):
         assert section in master.body
     assert f"> {master.frontmatter['summary']}" in master.body
 
-    schema = parse_node(forest.text("_meta/schema.md"))
+    schema = parse_node(brain.text("_meta/schema.md"))
     assert schema.frontmatter["id"] == "_meta/schema"
     assert schema.frontmatter["type"] == "note"
     assert "## Node types (type)" in schema.body and "## Edge types (rel)" in schema.body
-    dialect = load_dialect(forest.root)
+    dialect = load_dialect(brain.root)
     assert dialect.types == {name for name, _, _ in DEFAULT_TYPES}
     assert dialect.rels["succeeds"] == "precedes"
     assert dialect.rels["discovered-shortcut"] is None
     assert set(dialect.rels) == {rel for rel, _, _ in DEFAULT_RELS}
 
-    ignored = forest.text(".gitignore").splitlines()
+    ignored = brain.text(".gitignore").splitlines()
     for entry in IGNORED:
         assert entry in ignored
 
 
-def test_init_makes_exactly_one_commit_and_a_clean_tree(forest):
-    assert forest.subjects() == ["init: forest 'Test forest'"]
-    assert sorted(forest.tracked()) == [".gitignore", "_index.md", "_meta/schema.md"]
-    assert forest.status() == ""
-    assert forest.findings() == []
+def test_init_makes_exactly_one_commit_and_a_clean_tree(brain):
+    assert brain.subjects() == ["init: forest 'Test forest'"]
+    assert sorted(brain.tracked()) == [".gitignore", "_index.md", "_meta/schema.md"]
+    assert brain.status() == ""
+    assert brain.findings() == []
 
 
-def test_init_without_git_config_commits_as_vine(forest):
-    assert forest.git("log", "--format=%an <%ae>|%cn <%ce>").strip() == \
+def test_init_without_git_config_commits_as_vine(brain):
+    assert brain.git("log", "--format=%an <%ae>|%cn <%ce>").strip() == \
         "vine <vine@monkeyllm.local>|vine <vine@monkeyllm.local>"
 
 
@@ -83,34 +83,48 @@ def test_init_with_summary_puts_it_in_frontmatter_and_blockquote(tmp_path):
     assert "> Acme's policies, ledgers and people, 2024-2026." in master.body
 
 
-def test_cli_init_creates_a_forest(tmp_path, cli):
-    result = cli("init", "--forest", str(tmp_path / "b"), "--title", "From CLI", "--summary", "A CLI-made forest.")
+def test_cli_init_creates_a_forest(tmp_path, vine_cli):
+    result = vine_cli("init", "--forest", str(tmp_path / "b"), "--title", "From CLI", "--summary", "A CLI-made forest.")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "b" / "_meta" / "schema.md").is_file()
     log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path / "b", capture_output=True, text=True).stdout
     assert log.strip() == "init: forest 'From CLI'"
 
 
-def test_init_refuses_an_existing_forest(forest, cli):
-    before = forest.head()
+def test_init_refuses_an_existing_forest(brain, vine_cli):
+    before = brain.head()
     with pytest.raises(VineError) as info:
-        init_forest(forest.root, "Again")
+        init_forest(brain.root, "Again")
     assert info.value.code == "E_EXISTS"
-    result = cli("init", "--forest", str(forest.root), "--title", "Again")
+    result = vine_cli("init", "--forest", str(brain.root), "--title", "Again")
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "already a forest" in result.stderr
-    assert forest.head() == before and forest.subjects() == ["init: forest 'Test forest'"]
+    assert brain.head() == before and brain.subjects() == ["init: forest 'Test forest'"]
 
 
 @pytest.mark.parametrize("args", [
     ["validate"], ["validate", "--strict"], ["reindex"], ["query", "some/id", "SELECT 1"],
 ])
-def test_other_subcommands_refuse_a_directory_that_is_not_a_forest(tmp_path, cli, args):
+def test_other_subcommands_refuse_a_directory_that_is_not_a_forest(tmp_path, vine_cli, args):
     plain = tmp_path / "plain"
     plain.mkdir()
-    result = cli(*args, "--forest", str(plain))
+    result = vine_cli(*args, "--forest", str(plain))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error E_NOT_A_FOREST:") and "vine init" in result.stderr
     assert list(plain.iterdir()) == []  # nothing was created implicitly
+
+
+def test_init_in_an_existing_repository_keeps_its_gitignore(tmp_path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text("secret.txt\nnode_modules/\n", encoding="utf-8")
+    init_forest(root, "T")
+    lines = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["secret.txt", "node_modules/"]
+    assert "_derived/" in lines and "*.db" in lines
+    (root / "secret.txt").write_text("password", encoding="utf-8")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
+    assert status.stdout == ""

@@ -27,20 +27,9 @@ from monkeyllm_core.store.packfile import (
     remove_stale_temp_packs,
 )
 
+from _git_runs import git_bytes  # tests/core is on sys.path
+
 # ---------------------------------------------------------------- helpers
-
-def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True)
-    assert proc.returncode == 0, f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}"
-    return proc.stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    return root
 
 
 def pack_dir_of(root: Path) -> Path:
@@ -49,7 +38,7 @@ def pack_dir_of(root: Path) -> Path:
 
 def read_objects(root: Path, shas: list[str]) -> dict[str, tuple[str, bytes]]:
     """Each object's (type, content) as git reads it, via one `git cat-file --batch`."""
-    out = git(root, "cat-file", "--batch", input="".join(f"{sha}\n" for sha in shas).encode())
+    out = git_bytes(root, "cat-file", "--batch", input="".join(f"{sha}\n" for sha in shas).encode())
     objects: dict[str, tuple[str, bytes]] = {}
     pos = 0
     for sha in shas:
@@ -71,7 +60,7 @@ class PackedObject:
 def verify_pack(root: Path, pack_sha: str) -> dict[str, PackedObject]:
     """`git verify-pack -v` must pass; returns each object's type and delta chain length."""
     idx = pack_dir_of(root) / f"pack-{pack_sha}.idx"
-    out = git(root, "verify-pack", "-v", str(idx)).decode()
+    out = git_bytes(root, "verify-pack", "-v", str(idx)).decode()
     objects = {}
     for line in out.splitlines():
         fields = line.split()
@@ -269,12 +258,12 @@ def test_every_object_reads_back_identical_and_fsck_is_clean(repo: Path):
     assert all(sha == object_id(kind, data) for sha, (kind, data) in written.items())
     assert read_objects(repo, list(written)) == written
     assert set(verify_pack(repo, pack_sha)) == set(written)
-    assert git(repo, "cat-file", "-p", f"{commit_sha}:readme.md") == blobs["readme.md"]
-    git(repo, "update-ref", "refs/heads/main", commit_sha)
-    git(repo, "symbolic-ref", "HEAD", "refs/heads/main")
+    assert git_bytes(repo, "cat-file", "-p", f"{commit_sha}:readme.md") == blobs["readme.md"]
+    git_bytes(repo, "update-ref", "refs/heads/main", commit_sha)
+    git_bytes(repo, "symbolic-ref", "HEAD", "refs/heads/main")
     fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo, capture_output=True, text=True)
     assert fsck.returncode == 0 and "error" not in fsck.stderr.lower(), fsck.stderr
-    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().split() == [
+    assert git_bytes(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().split() == [
         "branch/big.md", "branch/data.bin", "empty.md", "readme.md"]
 
 

@@ -26,7 +26,7 @@ Runs the sales team.
 """
 
 
-def test_every_node_the_engine_writes_round_trips_byte_for_byte(vine, forest, make_note):
+def test_every_node_the_engine_writes_round_trips_byte_for_byte(vine, brain, make_note):
     vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
     vine.plant(make_note("sales/policy", tags=["sales", "policy"], confidence=0.7, aliases=["returns"],
                          origin="file:///x/policy.md", source_path="policy.md", source_hash="ab" * 32,
@@ -38,22 +38,22 @@ def test_every_node_the_engine_writes_round_trips_byte_for_byte(vine, forest, ma
     vine.flush()
     for rel in ("_index.md", "_meta/schema.md", "sales/_index.md", "sales/policy.md",
                 "sales/policy-2027.md", "sales/ledger.md"):
-        text = forest.text(rel)
+        text = brain.text(rel)
         node = parse_node(text)
         assert render_node(node.frontmatter, node.body) == text, rel
 
 
-def test_canonical_key_order_with_extra_keys_last(vine, forest, make_note):
+def test_canonical_key_order_with_extra_keys_last(vine, brain, make_note):
     vine.plant(make_note("fact", zeta_extra=1, alpha_extra="x", tags=["t"], confidence=0.5,
                          source="ingest", origin="file:///f"))
-    keys = list(parse_node(forest.text("fact.md")).frontmatter)
+    keys = list(parse_node(brain.text("fact.md")).frontmatter)
     assert keys == ["id", "type", "title", "summary", "created", "updated", "tags", "confidence",
                     "source", "origin", "zeta_extra", "alpha_extra"]
 
 
-def test_confidence_one_is_omitted(vine, forest, make_note):
+def test_confidence_one_is_omitted(vine, brain, make_note):
     vine.plant(make_note("fact", confidence=1.0))
-    assert "confidence" not in forest.text("fact.md")
+    assert "confidence" not in brain.text("fact.md")
 
 
 def test_foreign_node_with_unquoted_dates_parses_as_iso_strings():
@@ -63,16 +63,16 @@ def test_foreign_node_with_unquoted_dates_parses_as_iso_strings():
     assert node.body == "# Ana Ribeiro\n\nRuns the sales team.\n"
 
 
-def test_unknown_frontmatter_keys_survive_a_graft(vine, forest):
+def test_unknown_frontmatter_keys_survive_a_graft(vine, brain):
     vine.plant({"id": "people/_index", "title": "People", "summary": "Everyone we work with."})
     vine.flush()
-    (forest.root / "people" / "ana.md").write_text(FOREIGN)
-    forest.git("add", "people/ana.md")
-    forest.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand-written")
+    (brain.root / "people" / "ana.md").write_text(FOREIGN)
+    brain.git("add", "people/ana.md")
+    brain.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand-written")
     vine.close()
-    with forest.open() as v:
+    with brain.open() as v:
         v.graft("people/ana", {"append_section": {"header": "Notes", "body": "Met in May."}})
-    fm = parse_node(forest.text("people/ana.md")).frontmatter
+    fm = parse_node(brain.text("people/ana.md")).frontmatter
     assert fm["reviewed_by"] == "bruno"
     assert fm["x-obsidian"] == {"cssclass": "wide"}
     assert fm["entity_kind"] == "person"
@@ -104,11 +104,11 @@ BASE = {"id": "notes/fact", "type": "note", "title": "Fact", "summary": "A fact.
     ({"id": "../escape"}, "E_FRONTMATTER", "invalid id"),
     ({"created": "yesterday"}, "E_FRONTMATTER", "ISO date"),
 ])
-def test_passport_rules_refuse_with_an_error_envelope(forest, change, code, words):
+def test_passport_rules_refuse_with_an_error_envelope(brain, change, code, words):
     fm = {**BASE, **change}
     fm = {k: v for k, v in fm.items() if v is not None}
     with pytest.raises(VineError) as info:
-        validate_passport(fm, load_dialect(forest.root))
+        validate_passport(fm, load_dialect(brain.root))
     assert info.value.code == code
     assert words in info.value.message
     envelope = info.value.envelope()
@@ -118,33 +118,33 @@ def test_passport_rules_refuse_with_an_error_envelope(forest, change, code, word
     assert envelope["error"]["hint"]
 
 
-def test_summary_of_exactly_240_chars_and_50_links_are_accepted(forest):
+def test_summary_of_exactly_240_chars_and_50_links_are_accepted(brain):
     fm = {**BASE, "summary": "x" * 240,
           "links": [{"rel": "related-to", "target": f"n{i}"} for i in range(50)]}
-    validate_passport(fm, load_dialect(forest.root))
+    validate_passport(fm, load_dialect(brain.root))
 
 
-def test_a_type_declared_in_the_forests_schema_can_be_planted(forest):
-    schema = forest.root / "_meta" / "schema.md"
+def test_a_type_declared_in_the_forests_schema_can_be_planted(brain):
+    schema = brain.root / "_meta" / "schema.md"
     text = schema.read_text()
     text = text.replace("| `media` |", "| `recipe` | A dish and how to cook it. | pick |\n| `media` |")
     text = text.replace("| `succeeds` |", "| `cooked-with` | `cooks` | An ingredient. |\n| `succeeds` |")
     schema.write_text(text)
-    forest.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "declare recipe")
-    with forest.open() as vine:
+    brain.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "declare recipe")
+    with brain.open() as vine:
         vine.plant({"id": "salt", "type": "concept", "title": "Salt", "summary": "Sodium chloride."})
         vine.plant({"id": "soup", "type": "recipe", "title": "Soup", "summary": "A soup with salt.",
                     "links": [{"rel": "cooked-with", "target": "salt"}]})
         assert vine.catalog.get("soup")["type"] == "recipe"
         edges = vine.catalog.edges_of("salt")
     assert ("salt", "cooks", "soup", 1.0) in edges
-    assert forest.findings() == []
+    assert brain.findings() == []
 
 
-def test_planting_an_undeclared_type_is_refused_and_writes_nothing(vine, forest):
-    before = forest.snapshot()
+def test_planting_an_undeclared_type_is_refused_and_writes_nothing(vine, brain):
+    before = brain.snapshot()
     with pytest.raises(VineError) as info:
         vine.plant({"id": "soup", "type": "recipe", "title": "Soup", "summary": "A soup."})
     assert info.value.code == "E_SCHEMA"
     assert "_meta/schema.md" in info.value.message
-    assert forest.snapshot() == before
+    assert brain.snapshot() == before

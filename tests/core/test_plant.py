@@ -13,22 +13,22 @@ from monkeyllm_core.forest.sections import get_section
 SUMMARY = "Return and exchange windows per channel, with invoice rules."
 
 
-def test_plant_writes_node_entry_coverage_catalog_and_one_commit(vine, forest, make_note):
+def test_plant_writes_node_entry_coverage_catalog_and_one_commit(vine, brain, make_note):
     vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
     vine.flush()
-    commits_before = len(forest.subjects())
+    commits_before = len(brain.subjects())
     result = vine.plant(make_note("sales/exchange-policy", SUMMARY, title="Exchange policy", source="manual"))
     vine.flush()
     assert result["id"] == "sales/exchange-policy"
     assert result["trail"] == ["_index", "sales/_index"]
-    assert result["commit"] == forest.head()
+    assert result["commit"] == brain.head()
 
-    node = parse_node(forest.text("sales/exchange-policy.md"))
+    node = parse_node(brain.text("sales/exchange-policy.md"))
     assert node.frontmatter["summary"] == SUMMARY
-    branch = parse_node(forest.text("sales/_index.md"))
+    branch = parse_node(brain.text("sales/_index.md"))
     assert f"- [[sales/exchange-policy]] \u2014 {SUMMARY}" in branch.body.splitlines()
     assert branch.frontmatter["coverage"] == "1 bananas, 0 sub-branches"
-    master = forest.text("_index.md")
+    master = brain.text("_index.md")
     assert ("- [[sales/_index]] \u2014 Commercial policy and ledgers. 1 bananas, 0 sub-branches."
             in master.splitlines())
     assert parse_node(master).frontmatter["coverage"] == "0 bananas, 1 sub-branches"
@@ -36,22 +36,22 @@ def test_plant_writes_node_entry_coverage_catalog_and_one_commit(vine, forest, m
     row = vine.catalog.get("sales/exchange-policy")
     assert row["summary"] == SUMMARY and row["parent"] == "sales/_index" and row["kind"] == "banana"
 
-    assert len(forest.subjects()) == commits_before + 1
-    assert forest.subjects()[0] == "plant(sales/exchange-policy): Exchange policy [source=manual]"
+    assert len(brain.subjects()) == commits_before + 1
+    assert brain.subjects()[0] == "plant(sales/exchange-policy): Exchange policy [source=manual]"
     # node, parent index and the grandparent (coverage) land in the same commit
-    assert forest.files_in_last_commit() == ["_index.md", "sales/_index.md", "sales/exchange-policy.md"]
-    forest.assert_clean()
+    assert brain.files_in_last_commit() == ["_index.md", "sales/_index.md", "sales/exchange-policy.md"]
+    brain.assert_clean()
 
 
-def test_default_source_is_agent_and_branch_commit_message(vine, forest):
+def test_default_source_is_agent_and_branch_commit_message(vine, brain):
     vine.plant({"id": "people/_index", "title": "People", "summary": "Everyone we work with."})
     vine.plant({"id": "people/ana", "type": "entity", "title": "Ana", "summary": "Head of sales."})
     vine.flush()
-    assert forest.subjects()[:2] == ["plant(people/ana): Ana [source=agent]",
+    assert brain.subjects()[:2] == ["plant(people/ana): Ana [source=agent]",
                                      "plant(people/_index): People [source=agent]"]
 
 
-def test_nested_branches_keep_coverage_true_up_the_trail(vine, forest, make_note):
+def test_nested_branches_keep_coverage_true_up_the_trail(vine, brain, make_note):
     vine.plant({"id": "a/_index", "title": "A", "summary": "Region A."})
     vine.plant({"id": "a/b/_index", "title": "B", "summary": "Region B."})
     vine.plant({"id": "a/b/c/_index", "title": "C", "summary": "Region C."})
@@ -59,20 +59,20 @@ def test_nested_branches_keep_coverage_true_up_the_trail(vine, forest, make_note
     vine.plant(make_note("a/b/leaf2"))
     vine.plant(make_note("top"))
     vine.flush()
-    assert parse_node(forest.text("a/b/c/_index.md")).frontmatter["coverage"] == "1 bananas, 0 sub-branches"
-    b = forest.text("a/b/_index.md")
+    assert parse_node(brain.text("a/b/c/_index.md")).frontmatter["coverage"] == "1 bananas, 0 sub-branches"
+    b = brain.text("a/b/_index.md")
     assert parse_node(b).frontmatter["coverage"] == "1 bananas, 1 sub-branches"
     assert "- [[a/b/c/_index]] \u2014 Region C. 1 bananas, 0 sub-branches." in b
-    a = forest.text("a/_index.md")
+    a = brain.text("a/_index.md")
     assert "- [[a/b/_index]] \u2014 Region B. 1 bananas, 1 sub-branches." in a
-    master = forest.text("_index.md")
+    master = brain.text("_index.md")
     assert parse_node(master).frontmatter["coverage"] == "1 bananas, 1 sub-branches"
     assert "- [[top]] \u2014 " in master
     # a new branch's template: title, blockquote, the three sections
-    c = parse_node(forest.text("a/b/c/_index.md")).body
+    c = parse_node(brain.text("a/b/c/_index.md")).body
     assert c.startswith("# C\n\n> Region C.\n\n## Sub-branches\n")
     assert "## Direct bananas" in c and "## Cross trails" in c
-    forest.assert_clean()
+    brain.assert_clean()
 
 
 @pytest.mark.parametrize("node, code", [
@@ -83,16 +83,16 @@ def test_nested_branches_keep_coverage_true_up_the_trail(vine, forest, make_note
     ({"id": "fact.md", "type": "note", "title": "F", "summary": "S."}, "E_FRONTMATTER"),
     ({"id": "fact", "type": "branch", "title": "F", "summary": "S."}, "E_SCHEMA"),
 ])
-def test_plant_refusals_write_nothing(vine, forest, node, code):
-    before, head = forest.snapshot(), forest.head()
+def test_plant_refusals_write_nothing(vine, brain, node, code):
+    before, head = brain.snapshot(), brain.head()
     with pytest.raises(VineError) as info:
         vine.plant(node)
     assert info.value.code == code
     vine.flush()
-    assert forest.snapshot() == before and forest.head() == head
+    assert brain.snapshot() == before and brain.head() == head
 
 
-def test_planting_an_existing_id_is_refused(vine, forest, make_note):
+def test_planting_an_existing_id_is_refused(vine, brain, make_note):
     vine.plant(make_note("fact"))
     with pytest.raises(VineError) as info:
         vine.plant(make_note("fact", "Another summary."))
@@ -100,7 +100,7 @@ def test_planting_an_existing_id_is_refused(vine, forest, make_note):
     assert "graft" in info.value.hint
 
 
-def test_payloads_are_never_staged(vine, forest, tmp_path):
+def test_payloads_are_never_staged(vine, brain, tmp_path):
     vine.plant({"id": "data/_index", "title": "Data", "summary": "Datasets and media."})
     vine.plant({"id": "data/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
                 "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
@@ -109,14 +109,14 @@ def test_payloads_are_never_staged(vine, forest, tmp_path):
     vine.plant({"id": "data/photo", "type": "media", "title": "Photo", "summary": "A team photo.",
                 "payload": "_assets/photo.png", "payload_type": "image", "payload_source": str(image)})
     vine.close()
-    assert (forest.root / "data" / "ledger.db").is_file() and (forest.root / "data" / "_assets" / "photo.png").is_file()
-    tracked = forest.tracked()
+    assert (brain.root / "data" / "ledger.db").is_file() and (brain.root / "data" / "_assets" / "photo.png").is_file()
+    tracked = brain.tracked()
     assert all(path.endswith(".md") or path == ".gitignore" for path in tracked), tracked
-    assert forest.status() == ""  # the payloads are ignored, not untracked noise
-    assert forest.findings() == []
+    assert brain.status() == ""  # the payloads are ignored, not untracked noise
+    assert brain.findings() == []
 
 
-def rows_of(n):
+def generated_rows(n):
     for i in range(n):
         yield [i, f"g{i % 10}", i * 0.5, None if i % 3 else "x"]
 
@@ -126,21 +126,21 @@ KEYWORD_SCHEMA = {"orders": {"columns": {"order": "INTEGER", "group": "TEXT", "a
                              "primary_key": ["order"]}}
 
 
-def test_dataset_plant_from_a_schema_with_keyword_columns_and_100k_generated_rows(vine, forest):
+def test_dataset_plant_from_a_schema_with_keyword_columns_and_100k_generated_rows(vine, brain):
     vine.plant({"id": "sales/_index", "title": "Sales", "summary": "Commercial policy and ledgers."})
     result = vine.plant({"id": "sales/orders-2026", "type": "dataset", "title": "Orders 2026",
                          "summary": "Every order of 2026, one row per order.",
                          "body": "# Orders 2026\n\n## Notes\n\namount is in USD.\n",
-                         "schema": KEYWORD_SCHEMA, "rows": {"orders": rows_of(100_000)}})
+                         "schema": KEYWORD_SCHEMA, "rows": {"orders": generated_rows(100_000)}})
     vine.flush()
-    assert result["commit"] == forest.head() and result["trail"] == ["_index", "sales/_index"]
-    db = forest.root / "sales" / "orders-2026.db"
-    node = parse_node(forest.text("sales/orders-2026.md"))
+    assert result["commit"] == brain.head() and result["trail"] == ["_index", "sales/_index"]
+    db = brain.root / "sales" / "orders-2026.db"
+    node = parse_node(brain.text("sales/orders-2026.md"))
     fm = node.frontmatter
     assert (fm["payload"], fm["payload_type"]) == ("orders-2026.db", "sqlite")
     assert fm["payload_hash"] == hashlib.sha256(db.read_bytes()).hexdigest()
-    assert forest.files_in_last_commit() == ["_index.md", "sales/_index.md", "sales/orders-2026.md"]
-    assert forest.subjects()[0] == "plant(sales/orders-2026): Orders 2026 [source=agent]"
+    assert brain.files_in_last_commit() == ["_index.md", "sales/_index.md", "sales/orders-2026.md"]
+    assert brain.subjects()[0] == "plant(sales/orders-2026): Orders 2026 [source=agent]"
 
     body = node.body
     assert "## Notes\n\namount is in USD." in body  # the person's section survives
@@ -158,23 +158,23 @@ def test_dataset_plant_from_a_schema_with_keyword_columns_and_100k_generated_row
     assert count["rows"] == [[100_000]]
     grouped = vine.query("sales/orders-2026", 'SELECT "group", COUNT(*) FROM orders GROUP BY "group" ORDER BY 1')
     assert grouped["rows"][0] == ["g0", 10_000]
-    forest.assert_clean()
+    brain.assert_clean()
 
 
-def test_dataset_plant_without_rows_has_a_manual_and_no_sample_rows(vine, forest):
+def test_dataset_plant_without_rows_has_a_manual_and_no_sample_rows(vine, brain):
     vine.plant({"id": "log", "type": "dataset", "title": "Log", "summary": "Events, empty at birth.",
                 "schema": {"events": {"columns": {"at": "TEXT", "what": "TEXT"}}}})
-    body = parse_node(forest.text("log.md")).body
+    body = parse_node(brain.text("log.md")).body
     assert body.startswith("# Log\n\n## Query manual\n")
     assert get_section(body, "Query manual") is not None
     assert get_section(body, "Sample rows") is None
 
 
-def test_a_body_that_already_has_a_query_manual_keeps_it(vine, forest):
+def test_a_body_that_already_has_a_query_manual_keeps_it(vine, brain):
     manual = "## Query manual\n\nUse `SELECT at FROM events` and nothing else.\n"
     vine.plant({"id": "log", "type": "dataset", "title": "Log", "summary": "Events, empty at birth.",
                 "body": "# Log\n\n" + manual, "schema": {"events": {"columns": {"at": "TEXT"}}}})
-    body = parse_node(forest.text("log.md")).body
+    body = parse_node(brain.text("log.md")).body
     assert body.count("## Query manual") == 1
     assert "Use `SELECT at FROM events` and nothing else." in body
 
@@ -188,32 +188,69 @@ def test_a_body_that_already_has_a_query_manual_keeps_it(vine, forest):
     {"orders": {"columns": {}}},
     {},
 ])
-def test_dataset_schema_errors_are_e_schema_and_leave_nothing(vine, forest, schema):
-    before, head = forest.snapshot(), forest.head()
+def test_dataset_schema_errors_are_e_schema_and_leave_nothing(vine, brain, schema):
+    before, head = brain.snapshot(), brain.head()
     with pytest.raises(VineError) as info:
         vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
                     "schema": schema})
     assert info.value.code == "E_SCHEMA"
     vine.flush()
-    assert forest.snapshot() == before and forest.head() == head
+    assert brain.snapshot() == before and brain.head() == head
 
 
-def test_dataset_plant_never_overwrites_an_existing_db(vine, forest):
-    stray = forest.root / "ledger.db"
+def test_dataset_plant_never_overwrites_an_existing_db(vine, brain):
+    stray = brain.root / "ledger.db"
     stray.write_bytes(b"someone else's bytes")
-    before = forest.snapshot()
+    before = brain.snapshot()
     with pytest.raises(VineError) as info:
         vine.plant({"id": "ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
                     "schema": {"orders": {"columns": {"id": "INTEGER"}}}})
     assert info.value.code == "E_SCHEMA" and "already exists" in info.value.message
     assert stray.read_bytes() == b"someone else's bytes"
-    assert forest.snapshot() == before
+    assert brain.snapshot() == before
 
 
 @pytest.mark.parametrize("summary", ["Plan \x1b[31mred\x1b[0m, March 2026.", "Line one.\nLine two.",
                                      "A \u202ereversed note, 2026.", "Bell\x07 rings, 2026."])
-def test_a_summary_with_control_escape_or_bidi_characters_is_refused(forest, summary: str) -> None:
-    with Vine(forest.root) as vine:
+def test_a_summary_with_control_escape_or_bidi_characters_is_refused(brain, summary: str) -> None:
+    with Vine(brain.root) as vine:
         with pytest.raises(VineError) as caught:
             vine.plant({"id": "n", "type": "note", "title": "N", "summary": summary})
     assert caught.value.code == "E_FRONTMATTER" and "control, escape or bidi" in caught.value.message
+
+
+@pytest.mark.parametrize("bad_id", [
+    ".hidden", "a/.hidden", ".git/_index", "_derived/_index", "_assets/_index", "x/_assets/y",
+    "new\nline", "tab\there", "a]]b", "a[[b", "a|b", "a#b",
+])
+def test_plant_refuses_ids_the_forest_cannot_hold(brain, vine: Vine, bad_id: str) -> None:
+    before = brain.head()
+    node = {"id": bad_id, "type": "branch" if bad_id.endswith("_index") else "note",
+            "title": "t", "summary": "A test node with one fact."}
+    with pytest.raises(VineError) as err:
+        vine.plant(node)
+    assert err.value.code == "E_FRONTMATTER"
+    vine.close()
+    assert brain.head() == before
+    brain.assert_clean()
+
+
+@pytest.mark.parametrize("good_id", ["sp ace", "ünïcode", "x%y?z", "deep/er"])
+def test_plant_still_accepts_ids_with_spaces_unicode_and_url_characters(brain, vine: Vine, good_id: str) -> None:
+    if "/" in good_id:
+        vine.plant({"id": "deep/_index", "type": "branch", "title": "deep", "summary": "Deep region."})
+    vine.plant({"id": good_id, "type": "note", "title": "t", "summary": "A test node with one fact."})
+    vine.close()
+    brain.assert_clean()
+
+
+def test_plant_of_a_node_named_in_a_cross_trail_keeps_the_trail_and_lists_the_node(brain) -> None:
+    text = brain.text("_index.md").replace("## Cross trails\n", "## Cross trails\n- [[later]] — see the later note.\n")
+    (brain.root / "_index.md").write_text(text, encoding="utf-8")
+    brain.commit_all("hand-written cross trail")
+    with brain.open() as vine:
+        vine.plant({"id": "later", "type": "note", "title": "later", "summary": "The later note."})
+    master = brain.text("_index.md")
+    assert "- [[later]] — see the later note." in master
+    assert "## Direct bananas\n- [[later]] — The later note.\n" in master
+    brain.assert_clean()

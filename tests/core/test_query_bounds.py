@@ -197,14 +197,14 @@ def test_tend_writes_a_value_under_the_cap(notes_db: Path) -> None:
 # --- through the real CLI ------------------------------------------------------
 
 
-def test_vine_query_refuses_fts3_tokenizer_in_one_line(vine, forest) -> None:
+def test_vine_query_refuses_fts3_tokenizer_in_one_line(vine, brain) -> None:
     vine.plant({
         "id": "clients", "type": "dataset", "title": "Clients", "summary": "Prospects of 2026.",
         "schema": {"clients": {"columns": {"name": "TEXT"}, "primary_key": ["name"]}},
         "rows": {"clients": [["Acme"]]},
     })
     vine.close()
-    result = forest.cli("query", "clients", "SELECT hex(fts3_tokenizer('simple')) AS pointer")
+    result = brain.cli("query", "clients", "SELECT hex(fts3_tokenizer('simple')) AS pointer")
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert line.startswith("error E_QUERY_FORBIDDEN: SQL refused: fts3_tokenizer() is not allowed (")

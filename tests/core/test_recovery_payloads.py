@@ -21,12 +21,12 @@ def _db(path: Path, value: str) -> Path:
     return path
 
 
-def test_two_replacements_then_a_crash_restore_the_committed_payload(forest, tmp_path: Path) -> None:
-    with Vine(forest.root) as vine:
+def test_two_replacements_then_a_crash_restore_the_committed_payload(brain, tmp_path: Path) -> None:
+    with Vine(brain.root) as vine:
         vine.plant({"id": "data", "type": "dataset", "title": "Data", "summary": "One table of values.",
                     "payload": "data.db", "payload_type": "sqlite",
                     "payload_source": str(_db(tmp_path / "v0.db", "v0"))})
-    committed = (forest.root / "data.db").read_bytes()
+    committed = (brain.root / "data.db").read_bytes()
     script = tmp_path / "replace_twice.py"
     script.write_text(textwrap.dedent(f"""
         import os, sqlite3, sys
@@ -35,7 +35,7 @@ def test_two_replacements_then_a_crash_restore_the_committed_payload(forest, tmp
             conn = sqlite3.connect(path); conn.execute("CREATE TABLE t (v TEXT)")
             conn.execute("INSERT INTO t VALUES (?)", (value,)); conn.commit(); conn.close()
             return path
-        vine = Vine({str(forest.root)!r})
+        vine = Vine({str(brain.root)!r})
         with vine.bulk(seconds=3600):  # no checkpoint until the session ends
             for value in ("v1", "v2"):
                 vine.replace("data", {{"summary": "One table of values, " + value + "."}},
@@ -44,13 +44,13 @@ def test_two_replacements_then_a_crash_restore_the_committed_payload(forest, tmp
     """))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 9, proc.stderr
-    assert sqlite3.connect(forest.root / "data.db").execute("SELECT v FROM t").fetchone() == ("v2",)
+    assert sqlite3.connect(brain.root / "data.db").execute("SELECT v FROM t").fetchone() == ("v2",)
 
-    with Vine(forest.root) as vine:  # the next writer recovers
+    with Vine(brain.root) as vine:  # the next writer recovers
         fm = vine.read("data").frontmatter
-    assert (forest.root / "data.db").read_bytes() == committed
+    assert (brain.root / "data.db").read_bytes() == committed
     assert fm["payload_hash"] == hashlib.sha256(committed).hexdigest()
     assert fm["summary"] == "One table of values."
-    assert not list(forest.root.glob(".data.db.*"))  # no backup left behind
-    assert parse_node((forest.root / "data.md").read_text()).frontmatter == fm
-    forest.assert_clean()
+    assert not list(brain.root.glob(".data.db.*"))  # no backup left behind
+    assert parse_node((brain.root / "data.md").read_text()).frontmatter == fm
+    brain.assert_clean()

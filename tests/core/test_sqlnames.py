@@ -7,7 +7,7 @@ import pytest
 from monkeyllm_core.data.sqltext import SqlTextError, bare_words, has_outer_word, tokenize
 from monkeyllm_core.data.sqlnames import SQL_KEYWORDS, is_plain_identifier, quote_identifier
 
-AWKWARD_NAMES = [
+AWKWARD_TABLE_NAMES = [
     "order", "group", "select", "my table", "2026 sales", 'a"b', '""', "🍌 bananas",
     "Upper", "tab\tname", "semi;colon", "dash-name", "a`b", "[x]", "'quoted'", "x.y", " ",
 ]
@@ -35,7 +35,7 @@ def test_inner_double_quote_is_doubled():
     assert quote_identifier('a"b') == '"a""b"'
 
 
-@pytest.mark.parametrize("name", AWKWARD_NAMES)
+@pytest.mark.parametrize("name", AWKWARD_TABLE_NAMES)
 def test_quoted_names_round_trip_through_sqlite_as_table_and_column(name):
     connection = sqlite3.connect(":memory:")
     quoted = quote_identifier(name)

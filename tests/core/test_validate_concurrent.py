@@ -50,7 +50,7 @@ with Vine(root) as vine:
 COUNTS = re.compile(r"^validate: (\d+) node\(s\), (\d+) error\(s\), (\d+) warning\(s\)$", re.M)
 
 
-def start_writer(root: Path, tmp_path: Path, flush_every: int) -> tuple[subprocess.Popen[str], Path]:
+def start_planting_writer(root: Path, tmp_path: Path, flush_every: int) -> tuple[subprocess.Popen[str], Path]:
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     stop = tmp_path / "stop-writing"
@@ -66,18 +66,18 @@ def stop_writer(writer: subprocess.Popen[str], stop: Path) -> None:
     assert writer.returncode == 0, err
 
 
-def assert_clean_but_big(forest) -> None:
+def assert_clean_but_big(brain) -> None:
     """git status clean, validate without errors (a big branch is a needs_split warning)."""
-    assert forest.status() == ""
-    assert [line for line in forest.findings() if not line.startswith("warning needs_split ")] == []
+    assert brain.status() == ""
+    assert [line for line in brain.findings() if not line.startswith("warning needs_split ")] == []
 
 
-def test_validate_in_a_loop_beside_a_planting_writer_reports_no_false_error(forest, tmp_path):
-    writer, stop = start_writer(forest.root, tmp_path, flush_every=25)
+def test_validate_in_a_loop_beside_a_planting_writer_reports_no_false_error(brain, tmp_path):
+    writer, stop = start_planting_writer(brain.root, tmp_path, flush_every=25)
     runs = []
     try:
         while len(runs) < 8:
-            result = forest.cli("validate")
+            result = brain.cli("validate")
             assert writer.poll() is None, "the writer stopped before validate was done"
             runs.append(result)
     finally:
@@ -93,25 +93,23 @@ def test_validate_in_a_loop_beside_a_planting_writer_reports_no_false_error(fore
         committed_counts.append(nodes)
     assert committed_counts == sorted(committed_counts) and committed_counts[-1] > committed_counts[0]
     # the writer is gone: the files are checked again, and they are whole
-    final = forest.cli("validate")
+    final = brain.cli("validate")
     assert final.returncode == 0 and "note:" not in final.stdout, final.stdout
-    with forest.open(writable=False) as reader:
+    with brain.open(writable=False) as reader:
         assert COUNTS.search(final.stdout).group(1) == str(len(reader.node_files()))
-    assert_clean_but_big(forest)
+    assert_clean_but_big(brain)
 
 
-def test_validate_during_an_adopt_reports_no_false_error(forest, tmp_path):
+def test_validate_during_an_adopt_reports_no_false_error(brain, tmp_path, vine_cli):
     source = tmp_path / "export" / "log"
     source.mkdir(parents=True)
     for i in range(600):
         (source / f"2026-03-{i:03d}.md").write_text(f"# Entry {i}\n\nThe log entry {i} for March 2026.\n")
-    adopt = subprocess.Popen([sys.executable, "-m", "monkeyllm_gardener.cli", "adopt", str(tmp_path / "export"),
-                              "--forest", str(forest.root), "--jobs", "1"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    adopt = vine_cli.popen("adopt", tmp_path / "export", "--forest", brain.root, "--jobs", "1")
     seen_writer = 0
     try:
         while adopt.poll() is None:
-            result = forest.cli("validate")
+            result = brain.cli("validate")
             assert result.returncode == 0, result.stdout + result.stderr
             assert not any(line.startswith("error ") for line in result.stdout.splitlines()), result.stdout
             seen_writer += result.stdout.startswith(f"note: a writer is active (pid {adopt.pid} ")
@@ -119,18 +117,18 @@ def test_validate_during_an_adopt_reports_no_false_error(forest, tmp_path):
         out, err = adopt.communicate(timeout=300)
     assert adopt.returncode == 0, out + err
     assert seen_writer >= 1  # validate did run while the adopt wrote
-    assert_clean_but_big(forest)
+    assert_clean_but_big(brain)
 
 
-def test_a_killed_writers_lock_card_does_not_count_as_a_writer(forest, tmp_path):
+def test_a_killed_writers_lock_card_does_not_count_as_a_writer(brain, tmp_path):
     script = tmp_path / "killed.py"
     script.write_text("import os, sys\nfrom monkeyllm_core import Vine\n"
                       "vine = Vine(sys.argv[1])\n"
                       "vine.plant({'id': 'doomed', 'type': 'note', 'title': 'Doomed', 'summary': 'Never committed.'})\n"
                       "os._exit(9)\n")
-    subprocess.run([sys.executable, str(script), str(forest.root)], check=False)
-    assert '"pid"' in (forest.root / ".vine.lock").read_text()  # the card stays, its writer is dead
-    result = forest.cli("validate")
+    subprocess.run([sys.executable, str(script), str(brain.root)], check=False)
+    assert '"pid"' in (brain.root / ".vine.lock").read_text()  # the card stays, its writer is dead
+    result = brain.cli("validate")
     assert result.returncode == 0 and "note:" not in result.stdout, result.stdout
     assert "validate: 2 node(s)" in result.stdout  # the files as they are: doomed.md is on disk
 
@@ -139,37 +137,37 @@ BROKEN_POLICY = ["error E_FRONTMATTER policy: policy.md: invalid YAML at line 3"
                  "error E_BRANCH _index: entry [[policy]] points to no node"]
 
 
-def test_while_a_writer_holds_the_forest_validate_checks_what_is_committed(forest, make_note):
-    with forest.open() as vine:
+def test_while_a_writer_holds_the_forest_validate_checks_what_is_committed(brain, make_note):
+    with brain.open() as vine:
         vine.plant(make_note("policy"))
-    writer = forest.open()
+    writer = brain.open()
     try:
         # a hand edit on disk, not committed: while the writer works it is not what validate checks
-        path = forest.root / "policy.md"
+        path = brain.root / "policy.md"
         path.write_text("---\nid: [unclosed\n---\n\nbody\n")
-        with forest.open(writable=False) as reader:
+        with brain.open(writable=False) as reader:
             checked = check_forest(reader)
         assert checked.findings == []
         assert checked.note is not None and checked.note.startswith(f"a writer is active (pid {os.getpid()} on ")
-        assert f"commit {forest.head()[:12]}" in checked.note
-        result = forest.cli("validate")
+        assert f"commit {brain.head()[:12]}" in checked.note
+        result = brain.cli("validate")
         assert result.returncode == 0 and result.stdout.startswith("note: a writer is active"), result.stdout
         # what is committed is checked: a broken passport in HEAD is reported
-        forest.git("add", "policy.md")
-        forest.git("-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "hand edit")
-        with forest.open(writable=False) as reader:
+        brain.git("add", "policy.md")
+        brain.git("-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "hand edit")
+        with brain.open(writable=False) as reader:
             lines = [f.line() for f in check_forest(reader).findings]
         assert lines == BROKEN_POLICY
     finally:
         writer.close()
-    result = forest.cli("validate")
+    result = brain.cli("validate")
     assert result.returncode == 1 and "note:" not in result.stdout
     assert result.stdout.splitlines()[:2] == BROKEN_POLICY
 
 
-def test_a_catalog_reader_sees_each_write_whole(forest, tmp_path):
-    writer, stop = start_writer(forest.root, tmp_path, flush_every=0)
-    catalog = sqlite3.connect(f"file:{forest.root / CATALOG_PATH}?mode=ro", uri=True)
+def test_a_catalog_reader_sees_each_write_whole(brain, tmp_path):
+    writer, stop = start_planting_writer(brain.root, tmp_path, flush_every=0)
+    catalog = sqlite3.connect(f"file:{brain.root / CATALOG_PATH}?mode=ro", uri=True)
     # one statement is one snapshot: each branch's coverage beside the children it has
     survey = ("SELECT b.id, b.coverage, "
               "(SELECT COUNT(*) FROM nodes c WHERE c.parent = b.id AND c.kind = 'banana'), "
@@ -186,7 +184,7 @@ def test_a_catalog_reader_sees_each_write_whole(forest, tmp_path):
             for node_id, summary in rows:
                 if node_id in verified:
                     continue  # the writer never rewrites a leaf: once whole, always whole
-                path = forest.root / f"{node_id}.md"
+                path = brain.root / f"{node_id}.md"
                 if not path.is_file() or parse_node(path.read_text()).frontmatter["summary"] != summary:
                     missing_files.append(node_id)
                 verified.add(node_id)

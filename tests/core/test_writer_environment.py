@@ -9,17 +9,7 @@ from pathlib import Path
 from monkeyllm_core import Vine, init_forest
 from monkeyllm_core.store.history import Committer
 
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} in {cwd} failed: {proc.stderr}")
-    return proc.stdout
-
-
-def note(node_id: str) -> dict:
-    return {"id": node_id, "type": "note", "title": node_id, "summary": f"Note {node_id} with one fact.",
-            "body": f"# {node_id}\n\nA fact.\n"}
+from _git_runs import git, plain_note  # tests/core is on sys.path
 
 
 def test_opening_another_worktree_does_not_sweep_a_live_writers_keep(tmp_path):
@@ -34,7 +24,7 @@ def test_opening_another_worktree_does_not_sweep_a_live_writers_keep(tmp_path):
 
     def another_writer_opens_then_gc_runs(_: str) -> None:
         with Vine(side) as other:  # sweeps what killed writers left in the shared pack folder
-            other.plant(note("on-side"))
+            other.plant(plain_note("on-side"))
         gc = subprocess.run(["git", "gc", "--prune=now", "--quiet"], cwd=main, capture_output=True, text=True)
         assert gc.returncode == 0, gc.stderr
 
@@ -55,7 +45,7 @@ def test_a_keep_naming_a_dead_writer_is_swept_and_a_live_ones_stays(tmp_path):
     (pack_dir / "pack-0123.keep").write_bytes(keep_content(dead.pid))
     (pack_dir / "pack-4567.keep").write_bytes(keep_content(1))  # pid 1 always runs
     with Vine(main) as vine:
-        vine.plant(note("after"))
+        vine.plant(plain_note("after"))
     assert sorted(p.name for p in pack_dir.glob("*.keep")) == ["pack-4567.keep"]
 
 
@@ -129,21 +119,15 @@ def _git_speaks_german(cwd: Path) -> bool:
     return proc.returncode != 0 and "not a git repository" not in proc.stderr
 
 
-def test_vine_init_works_when_git_speaks_another_language(tmp_path):
+def test_vine_init_works_when_git_speaks_another_language(vine_cli, tmp_path):
     """gitrepo told "in no repository" from git's English message: a user whose git
     is translated (LANGUAGE=de) could not create a forest at all."""
     import pytest
-    from monkeyllm_gardener.testing import isolated_env
     outside = tmp_path / "outside"
     outside.mkdir()
     if not _git_speaks_german(outside):
         pytest.skip("git has no German translation here")
-    import sys
-    env = isolated_env(tmp_path / "home", {"LANGUAGE": "de"})
-    forest = tmp_path / "forest"
-    proc = subprocess.run([sys.executable, "-m", "monkeyllm_gardener.cli", "init", "--forest", str(forest),
-                           "--title", "T"], env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    forest = vine_cli.init(tmp_path / "forest", title="T", env={"LANGUAGE": "de"})
     assert git(forest, "log", "--format=%s").splitlines() == ["init: forest 'T'"]
 
 
@@ -194,7 +178,7 @@ def test_a_git_dir_in_the_environment_does_not_redirect_the_forests_writes(tmp_p
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
     monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
     with Vine(root) as vine:
-        vine.plant(note("fact"))
+        vine.plant(plain_note("fact"))
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_INDEX_FILE")
     assert git(other, "log", "--format=%s").splitlines() == ["start"]

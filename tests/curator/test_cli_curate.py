@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,10 +16,9 @@ from monkeyllm_gardener.curator.testing_server import (
     json_reply,
     message_text,
 )
-from monkeyllm_gardener.testing import isolated_env
 
-REPO = Path(__file__).resolve().parents[2]
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+from cli_helpers import REPO
+
 STAT_KEYS = ["llm_summaries", "fallbacks", "retries", "skipped", "links_proposed", "proposal_fallbacks",
              "branch_rollups", "branch_fallbacks", "transport_errors", "rejected", "repaired"]
 _ISO = re.compile(r"\b(20\d\d)-(\d\d)-\d\d\b")
@@ -27,12 +26,9 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
            "October", "November", "December"]
 
 
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return isolated_env(tmp_path / "home", {"MONKEYLLM_LLM_CONCURRENCY": "4", **extra})
-
-
-def _vine(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*VINE, *args], env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+def llm_env(**extra: str) -> dict[str, str]:
+    """The Curator's settings for a run: four requests in flight, plus ``extra``."""
+    return {"MONKEYLLM_LLM_CONCURRENCY": "4", **extra}
 
 
 def _model_reply(request: dict) -> dict:
@@ -51,19 +47,19 @@ def _model_reply(request: dict) -> dict:
 
 
 @pytest.fixture
-def forest(tmp_path: Path) -> Path:
-    env = _env(tmp_path)
-    forest = tmp_path / "forest"
-    assert _vine(env, "init", "--forest", str(forest), "--title", "Ops brain").returncode == 0
+def configured_forest(vine_cli: Any, tmp_path: Path) -> Path:
+    """An initialised forest whose _meta/gardener.yaml gives every node the tag 'internal'."""
+    forest = vine_cli.init(tmp_path / "forest", title="Ops brain", env=llm_env())
     (forest / "_meta" / "gardener.yaml").write_text(yaml.safe_dump({"curation": {"default_tags": ["internal"]}}))
     return forest
 
 
-def test_curated_adopt_of_the_fixtures_reports_model_and_counters(tmp_path: Path, forest: Path) -> None:
+def test_curated_adopt_of_the_fixtures_reports_model_and_counters(vine_cli: Any, tmp_path: Path,
+                                                                  configured_forest: Path) -> None:
     with ScriptedOpenAIServer(responder=_model_reply, models=["served-model"]) as server:
-        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
-        result = _vine(env, "adopt", str(REPO / "fixtures" / "export"), "--forest", str(forest), "--curate",
-                       "--jobs", "2")
+        env = llm_env(MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        result = vine_cli("adopt", str(REPO / "fixtures" / "export"), "--forest", str(configured_forest),
+                          "--curate", "--jobs", "2", env=env, timeout=300)
     lines = result.stdout.splitlines()
     assert result.returncode == 1, result.stdout + result.stderr  # the fixture's broken xlsx
     assert lines[0] == "curation model: served-model"
@@ -74,40 +70,45 @@ def test_curated_adopt_of_the_fixtures_reports_model_and_counters(tmp_path: Path
     assert stats["proposal_fallbacks"] >= 1  # the invented id, every time
     assert any(line.startswith("rollup: ") and "branch(es) rolled" in line for line in lines)
 
-    falcon = (forest / "notes" / "falcon-launch.md").read_text()
+    falcon = (configured_forest / "notes" / "falcon-launch.md").read_text()
     fm = yaml.safe_load(falcon.split("---\n")[1])
     assert fm["summary"].startswith("Curated record of ")
     assert fm["summary_source"] == "curated"
     assert "internal" in fm["tags"] and "operacoes" in fm["tags"]  # accents folded, not dropped
     for link in fm.get("links", []):
         assert link["rel"] == "related-to" and link["confidence"] == 0.3
-        assert link["target"] != "invented/node" and (forest / f"{link['target']}.md").exists()
+        assert link["target"] != "invented/node" and (configured_forest / f"{link['target']}.md").exists()
     # nothing broke the forest
-    check = _vine(_env(tmp_path), "validate", "--forest", str(forest))
+    check = vine_cli("validate", "--forest", str(configured_forest), env=llm_env())
     assert check.returncode == 0, check.stdout
-    assert subprocess.run(["git", "status", "--porcelain"], cwd=forest, capture_output=True, text=True).stdout == ""
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=configured_forest, capture_output=True, text=True)
+    assert status.stdout == ""
 
 
-def test_curate_without_an_endpoint_fails_before_any_file_is_touched(tmp_path: Path, forest: Path) -> None:
-    before = subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout
-    config_before = (forest / "_meta" / "gardener.yaml").read_text()
-    result = _vine(_env(tmp_path), "adopt", str(REPO / "fixtures" / "export"), "--forest", str(forest), "--curate")
+def test_curate_without_an_endpoint_fails_before_any_file_is_touched(vine_cli: Any, tmp_path: Path,
+                                                                     configured_forest: Path) -> None:
+    head = ["git", "rev-parse", "HEAD"]
+    before = subprocess.run(head, cwd=configured_forest, capture_output=True, text=True).stdout
+    config_before = (configured_forest / "_meta" / "gardener.yaml").read_text()
+    result = vine_cli("adopt", str(REPO / "fixtures" / "export"), "--forest", str(configured_forest), "--curate",
+                      env=llm_env(), timeout=300)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "MONKEYLLM_LLM_ENDPOINT" in result.stderr
     assert "Traceback" not in result.stderr
-    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=forest, capture_output=True, text=True).stdout == before
-    assert (forest / "_meta" / "gardener.yaml").read_text() == config_before
+    assert subprocess.run(head, cwd=configured_forest, capture_output=True, text=True).stdout == before
+    assert (configured_forest / "_meta" / "gardener.yaml").read_text() == config_before
 
 
-def test_a_dead_endpoint_never_blocks_the_batch(tmp_path: Path, forest: Path) -> None:
+def test_a_dead_endpoint_never_blocks_the_batch(vine_cli: Any, tmp_path: Path, configured_forest: Path) -> None:
     with ScriptedOpenAIServer(default_reply=(500, {"error": {"message": "boom"}})) as server:
-        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url, MONKEYLLM_LLM_MODEL="m",
-                   MONKEYLLM_LLM_RETRIES="1")
+        env = llm_env(MONKEYLLM_LLM_ENDPOINT=server.base_url, MONKEYLLM_LLM_MODEL="m",
+                      MONKEYLLM_LLM_RETRIES="1")
         source = tmp_path / "export"
         source.mkdir()
         for i in range(6):
             (source / f"note-{i}.md").write_text(f"# Note {i}\n\nThe note number {i} of the export.\n")
-        result = _vine(env, "adopt", str(source), "--forest", str(forest), "--curate", "--json")
+        result = vine_cli("adopt", str(source), "--forest", str(configured_forest), "--curate", "--json", env=env,
+                          timeout=300)
     assert result.returncode == 0, result.stderr
     import json
     report = json.loads(result.stdout)
@@ -115,45 +116,48 @@ def test_a_dead_endpoint_never_blocks_the_batch(tmp_path: Path, forest: Path) ->
     assert report["curation"]["transport_errors"] >= 1
     assert report["curation"]["llm_summaries"] == 0
     for i in range(6):
-        text = (forest / f"note-{i}.md").read_text()
+        text = (configured_forest / f"note-{i}.md").read_text()
         assert f"summary: The note number {i} of the export." in text  # the derived summary stands
 
 
-def test_curated_summary_survives_a_sync_and_rollup_skips_unchanged_branches(tmp_path: Path, forest: Path) -> None:
+def test_curated_summary_survives_a_sync_and_rollup_skips_unchanged_branches(vine_cli: Any, tmp_path: Path,
+                                                                             configured_forest: Path) -> None:
     source = tmp_path / "export"
     (source / "plans").mkdir(parents=True)
     (source / "plans" / "q2.md").write_text("# Q2 plan\n\nThe plan for the second quarter, written 2026-04-02.\n")
     with ScriptedOpenAIServer(responder=_model_reply, models=["m"]) as server:
-        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
-        assert _vine(env, "adopt", str(source), "--forest", str(forest), "--curate").returncode == 0
-        curated = (forest / "plans" / "q2.md").read_text()
+        env = llm_env(MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        adopt = vine_cli("adopt", str(source), "--forest", str(configured_forest), "--curate", env=env, timeout=300)
+        assert adopt.returncode == 0
+        curated = (configured_forest / "plans" / "q2.md").read_text()
         assert "summary: Curated record of Q2 plan from April 2026." in curated
-        branch = (forest / "plans" / "_index.md").read_text()
+        branch = (configured_forest / "plans" / "_index.md").read_text()
         assert "> Folder of exported plans from April 2026." in branch  # the model's rollup
         # the body changes; without --curate the curated summary is kept, the body refreshed
         (source / "plans" / "q2.md").write_text("# Q2 plan\n\nRevised plan for the quarter, 2026-04-20.\n")
-        assert _vine(env, "sync", "--forest", str(forest)).returncode == 0
-        synced = (forest / "plans" / "q2.md").read_text()
+        assert vine_cli("sync", "--forest", str(configured_forest), env=env, timeout=300).returncode == 0
+        synced = (configured_forest / "plans" / "q2.md").read_text()
         assert "summary: Curated record of Q2 plan from April 2026." in synced
         assert "Revised plan for the quarter" in synced
         # a second model rollup: the branch's children are unchanged since the last one
         requests_before = len(server.requests)
-        rolled = _vine(env, "rollup", "--forest", str(forest), "--curate")
+        rolled = vine_cli("rollup", "--forest", str(configured_forest), "--curate", env=env, timeout=300)
         assert rolled.returncode == 0, rolled.stderr
         assert "rollup: 0 branch(es) rolled" in rolled.stdout
         assert len(server.requests) == requests_before
 
 
-def test_curated_tags_are_folded_and_at_most_five_even_with_the_sources_own_tags(tmp_path: Path,
-                                                                                 forest: Path) -> None:
+def test_curated_tags_are_folded_and_at_most_five_even_with_the_sources_own_tags(vine_cli: Any, tmp_path: Path,
+                                                                                 configured_forest: Path) -> None:
     source = tmp_path / "export"
     source.mkdir()
     (source / "alpha.md").write_text("---\ntags: [Project Alpha, Work, Café, Q2, Roadmap, Extra]\n---\n"
                                      "# Alpha\n\nThe alpha project plan, written 2026-04-02.\n")
     with ScriptedOpenAIServer(responder=_model_reply, models=["m"]) as server:
-        env = _env(tmp_path, MONKEYLLM_LLM_ENDPOINT=server.base_url)
-        assert _vine(env, "adopt", str(source), "--forest", str(forest), "--curate").returncode == 0
-    fm = yaml.safe_load((forest / "alpha.md").read_text().split("---\n")[1])
+        env = llm_env(MONKEYLLM_LLM_ENDPOINT=server.base_url)
+        adopt = vine_cli("adopt", str(source), "--forest", str(configured_forest), "--curate", env=env, timeout=300)
+        assert adopt.returncode == 0
+    fm = yaml.safe_load((configured_forest / "alpha.md").read_text().split("---\n")[1])
     assert 1 <= len(fm["tags"]) <= 5
     assert all(t == t.lower() and " " not in t and t.isascii() for t in fm["tags"]), fm["tags"]
     assert len(set(fm["tags"])) == len(fm["tags"])

@@ -1,24 +1,14 @@
 """A git failure is an expected error: one line, exit 2, no traceback, forest as before."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 
-
-def test_a_repository_git_cannot_write_gives_one_line_and_changes_nothing(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "gitconfig").touch()
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
-           "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8"}
-    forest = tmp_path / "forest"
-    subprocess.run([*VINE, "init", "--forest", str(forest), "--title", "T"], env=env, check=True,
-                   capture_output=True)
+def test_a_repository_git_cannot_write_gives_one_line_and_changes_nothing(vine_cli: Any, tmp_path: Path) -> None:
+    forest = vine_cli.init(tmp_path / "forest", title="T")
     source = tmp_path / "export" / "notes"
     source.mkdir(parents=True)
     (source / "a.md").write_text("# A\n\nA note about the plan for March 2026.\n")
@@ -32,8 +22,7 @@ def test_a_repository_git_cannot_write_gives_one_line_and_changes_nothing(tmp_pa
     (objects / "info" / "alternates").write_text(f"{aside}\n")
     shutil.rmtree(objects / "pack")
     (objects / "pack").write_text("not a folder")
-    result = subprocess.run([*VINE, "adopt", str(tmp_path / "export"), "--forest", str(forest)],
-                            env=env, capture_output=True, text=True, timeout=120)
+    result = vine_cli("adopt", tmp_path / "export", "--forest", forest)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")

@@ -59,29 +59,29 @@ def site(tmp_path: Path, cli: Any) -> dict[str, str]:
     return {"PYTHONPATH": str(folder), "FLAKY_CALLS": str(tmp_path / "calls.txt")}
 
 
-def run_json(vine: Any, *args: Any, env: dict[str, str], expect: int) -> dict[str, Any]:
-    result = vine(*args, "--json", env=env)
+def run_json(vine_cli: Any, *args: Any, env: dict[str, str], expect: int) -> dict[str, Any]:
+    result = vine_cli(*args, "--json", env=env)
     assert result.returncode == expect, result.describe()
     return json.loads(result.stdout)  # stdout is one JSON document, nothing else
 
 
 def test_a_converter_that_failed_before_a_fallback_is_an_error_naming_who_failed(
-        vine: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
+        vine_cli: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
     source = tmp_path / "export"
     cli.write(source / "invoices.csv", "id,total\nA-1,12.5\n")
-    report = run_json(vine, "adopt", source, "--forest", forest, env=site, expect=0)
+    report = run_json(vine_cli, "adopt", source, "--forest", forest, env=site, expect=0)
     assert report["planted"] == ["invoices"]  # the built-in csv converter took it
     assert report["errors"] == ["invoices.csv: strict-csv failed: not in the strict dialect; "
                                 "converted by csv instead"]
     assert not any("strict-csv" in w for w in report["warnings"])
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)
 
 
 def test_library_chatter_becomes_that_files_warnings_and_stdout_stays_json(
-        vine: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
+        vine_cli: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
     source = tmp_path / "export"
     cli.write(source / "record.chat", "hello\n")
-    result = vine("adopt", source, "--forest", forest, "--json", env=site)
+    result = vine_cli("adopt", source, "--forest", forest, "--json", env=site)
     assert result.returncode == 0, result.describe()
     report = json.loads(result.stdout)
     assert report["planted"] == ["record"]
@@ -94,28 +94,28 @@ def test_library_chatter_becomes_that_files_warnings_and_stdout_stays_json(
 
 
 def test_a_failed_file_that_has_not_changed_is_listed_but_not_converted_again(
-        vine: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
+        vine_cli: Any, cli: Any, forest: Path, tmp_path: Path, site: dict[str, str]) -> None:
     source = tmp_path / "export"
     bad = cli.write(source / "ledger.bad", "partial")
     cli.write(source / "plan.md", "# Plan\n\nThe plan.\n")
     calls = Path(site["FLAKY_CALLS"])
-    first = run_json(vine, "adopt", source, "--forest", forest, env=site, expect=1)
+    first = run_json(vine_cli, "adopt", source, "--forest", forest, env=site, expect=1)
     assert first["errors"] == ["ledger.bad: broken-reader failed: the record is truncated; re-export it"]
     assert calls.read_text().splitlines() == ["ledger.bad"]
 
-    again = run_json(vine, "sync", "--forest", forest, env=site, expect=1)  # still failing: still exit 1
+    again = run_json(vine_cli, "sync", "--forest", forest, env=site, expect=1)  # still failing: still exit 1
     assert len(again["errors"]) == 1 and again["errors"][0].startswith(first["errors"][0])
     assert "not converted again until the file changes" in again["errors"][0]
     assert calls.read_text().splitlines() == ["ledger.bad"]  # the converter was not run
 
     os.utime(bad, (bad.stat().st_atime, bad.stat().st_mtime + 10))  # the file changed: retried
-    run_json(vine, "sync", "--forest", forest, env=site, expect=1)
+    run_json(vine_cli, "sync", "--forest", forest, env=site, expect=1)
     assert calls.read_text().splitlines() == ["ledger.bad", "ledger.bad"]
 
     memory = forest / "_derived/gardener-failures.json"
     assert "ledger.bad" in memory.read_text(encoding="utf-8")
     bad.unlink()  # gone from the source: nothing left to remember
-    run_json(vine, "sync", "--forest", forest, env=site, expect=0)
+    run_json(vine_cli, "sync", "--forest", forest, env=site, expect=0)
     assert "ledger.bad" not in memory.read_text(encoding="utf-8")
 
 
@@ -129,45 +129,45 @@ class Lenient:
 """
 
 
-def test_installing_a_converter_retries_files_that_failed(vine: Any, cli: Any, forest: Path,
+def test_installing_a_converter_retries_files_that_failed(vine_cli: Any, cli: Any, forest: Path,
                                                           tmp_path: Path, site: dict[str, str]) -> None:
     source = tmp_path / "export"
     cli.write(source / "ledger.bad", "partial")
-    run_json(vine, "adopt", source, "--forest", forest, env=site, expect=1)
+    run_json(vine_cli, "adopt", source, "--forest", forest, env=site, expect=1)
     cli.install_dists(Path(site["PYTHONPATH"]), {  # a second .bad converter is installed
         "rpt-lenient": ("rpt_lenient", GOOD_BAD_READER, "[monkeyllm.converters]\nbad = rpt_lenient:Lenient\n")})
-    report = run_json(vine, "sync", "--forest", forest, env=site, expect=0)
+    report = run_json(vine_cli, "sync", "--forest", forest, env=site, expect=0)
     assert report["planted"] == ["ledger"]
     assert report["errors"] == ["ledger.bad: broken-reader failed: the record is truncated; re-export it; "
                                 "converted by lenient-bad-reader instead"]
 
 
-def test_sync_path_applies_the_walks_rules(vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
+def test_sync_path_applies_the_walks_rules(vine_cli: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
     source = tmp_path / "export"
     cli.write(source / "plan.md", "# Plan\n\nThe plan.\n")
     cli.write(source / ".hidden.md", "# Hidden\n\nA hidden note.\n")
     cli.write(source / "~$lock.docx", "lock")
     cli.write(source / "videos/intro.mp4", "not really a video")
-    report = run_json(vine, "adopt", source, "--forest", forest, env={}, expect=0)
+    report = run_json(vine_cli, "adopt", source, "--forest", forest, env={}, expect=0)
     assert report["planted"] == ["plan"]
     assert report["unsupported"] == ["videos/intro.mp4: no converter for .mp4"]
     assert report["branches"] == []  # videos/ holds nothing a converter takes: no empty branch
     assert any(line.startswith(".hidden.md: hidden file") for line in report["skipped"])
     for named in (".hidden.md", "~$lock.docx", "videos"):
-        report = run_json(vine, "sync", "--forest", forest, "--path", named, env={}, expect=0)
+        report = run_json(vine_cli, "sync", "--forest", forest, "--path", named, env={}, expect=0)
         assert report["planted"] == [] and report["branches"] == [], named
     assert sorted(cli.node_ids(forest)) == ["plan"]
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)
 
 
 def test_a_file_named_like_a_side_file_of_something_that_is_not_a_database_is_reported(
-        vine: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
+        vine_cli: Any, cli: Any, forest: Path, tmp_path: Path) -> None:
     # "2024-journal" beside the folder "2024", "notes.md-wal" beside a note: not SQLite's
     source = tmp_path / "export"
     cli.write(source / "2024/plan.md", "# Plan\n\nThe plan.\n")
     cli.write(source / "2024-journal", "Day one: nothing happened.\n")
     cli.write(source / "notes.md", "# Notes\n\nSome notes.\n")
     cli.write(source / "notes.md-wal", "kept by an editor\n")
-    report = run_json(vine, "adopt", source, "--forest", forest, env={}, expect=0)
+    report = run_json(vine_cli, "adopt", source, "--forest", forest, env={}, expect=0)
     assert len(report["planted"]) == 2 and report["errors"] == []
     assert [line.split(":", 1)[0] for line in report["unsupported"]] == ["2024-journal", "notes.md-wal"]

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sys
 import textwrap
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -19,28 +17,11 @@ from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB, CommandCon
 from monkeyllm_gardener.config import ConfigError, GardenerConfig
 from monkeyllm_gardener.conversion import ConversionError
 
-TOOL = re.escape(Path(sys.executable).name)
+from _command_tools import TOOL_NAME, make_tool, source_file, template_for  # tests/gardener is on sys.path
+from processes import wait_gone
+
 SETTING = "command_output_limit_mb in _meta/gardener.yaml"
 linux_only = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="the tree kill reads /proc")
-
-
-def make_tool(tmp_path: Path, name: str, body: str) -> Path:
-    tool = tmp_path / "tools" / f"{name}.py"
-    tool.parent.mkdir(exist_ok=True)
-    tool.write_text("import sys, os, time\n" + textwrap.dedent(body), encoding="utf-8")
-    return tool
-
-
-def template_for(tool: Path, *extra: str) -> str:
-    parts = [shlex.quote(sys.executable), shlex.quote(str(tool)), '"{input}"', '"{output}"']
-    return " ".join(parts + [shlex.quote(item) for item in extra])
-
-
-def source_file(tmp_path: Path, name: str = "contract.pdf") -> Path:
-    path = tmp_path / "source" / name
-    path.parent.mkdir(exist_ok=True)
-    path.write_bytes(b"%PDF-1.4 fake")
-    return path
 
 
 def conversion_error(converter: CommandConverter, source: Path) -> str:
@@ -49,21 +30,6 @@ def conversion_error(converter: CommandConverter, source: Path) -> str:
     message = str(caught.value)
     assert "\n" not in message
     return message
-
-
-def process_gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state in ("Z", "X")  # dead, waiting for its parent to reap it
-
-
-def wait_gone(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not process_gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return process_gone(pid)
 
 
 # --- output caps -------------------------------------------------------------------
@@ -92,7 +58,7 @@ def test_a_tool_printing_without_end_is_stopped_at_the_cap(tmp_path: Path) -> No
         f"raise {SETTING} if such output is expected"
     )
     assert peak < 1 << 20  # streamed to disk in chunks, never held
-    assert wait_gone(int(pid_file.read_text()))
+    assert wait_gone(int(pid_file.read_text()), seconds=5.0)
 
 
 def test_output_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
@@ -103,7 +69,7 @@ def test_output_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
     converter = CommandConverter(".pdf", template_for(tool), 30, output_limit_mb=2)
     message = conversion_error(converter, source_file(tmp_path))
     assert re.fullmatch(
-        rf"{TOOL} wrote more than 2 MB to \{{output\}} for contract\.pdf: refused unread; "
+        rf"{TOOL_NAME} wrote more than 2 MB to \{{output\}} for contract\.pdf: refused unread; "
         rf"raise {re.escape(SETTING)} if such output is expected",
         message,
     )
@@ -199,10 +165,10 @@ def test_a_setsid_grandchild_dies_with_the_timeout(tmp_path: Path) -> None:
     tool = make_tool(tmp_path, "daemonizer", SETSID_GRANDCHILD)
     converter = CommandConverter(".pdf", template_for(tool, str(pid_file), "keep-pipes", "hang"), 1.5)
     message = conversion_error(converter, source_file(tmp_path))
-    assert re.fullmatch(rf"{TOOL} timed out after 1\.5s on contract\.pdf", message)
+    assert re.fullmatch(rf"{TOOL_NAME} timed out after 1\.5s on contract\.pdf", message)
     grandchild = int(pid_file.read_text())
     assert os.getpgid(os.getpid()) != grandchild  # it really had left our groups
-    assert wait_gone(grandchild)
+    assert wait_gone(grandchild, seconds=5.0)
 
 
 @linux_only
@@ -245,7 +211,7 @@ def test_the_output_limit_setting_is_read_in_mb(tmp_path: Path) -> None:
     assert GardenerConfig.load(tmp_path).command_output_limit_mb == 8.5
 
 
-def test_a_200_mb_printer_fails_its_file_and_plants_nothing_that_size(vine: Any, cli: Any, forest: Path,
+def test_a_200_mb_printer_fails_its_file_and_plants_nothing_that_size(vine_cli: Any, cli: Any, forest: Path,
                                                                       tmp_path: Path) -> None:
     tool = cli.write(tmp_path / "tools/flood.py", textwrap.dedent("""
         import sys
@@ -260,7 +226,7 @@ def test_a_200_mb_printer_fails_its_file_and_plants_nothing_that_size(vine: Any,
     source = tmp_path / "export"
     cli.write(source / "big.pdf", b"%PDF-1.4 fake")
     cli.write(source / "small.pdf", b"%PDF-1.4 fake")
-    report = vine.adopt(source, forest, expect=1).json()
+    report = vine_cli.adopt(source, forest, expect=1).json()
     assert [cli.node(forest, node)["source_path"] for node in report["planted"]] == ["small.pdf"]
     [error] = report["errors"]
     assert "big.pdf" in error
@@ -268,10 +234,10 @@ def test_a_200_mb_printer_fails_its_file_and_plants_nothing_that_size(vine: Any,
     assert SETTING in error
     largest = max(path.stat().st_size for path in forest.rglob("*") if path.is_file() and ".git" not in path.parts)
     assert largest < 1 << 20
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)
 
 
-def test_the_output_limit_setting_reaches_the_hooks_of_an_adopt(vine: Any, cli: Any, forest: Path,
+def test_the_output_limit_setting_reaches_the_hooks_of_an_adopt(vine_cli: Any, cli: Any, forest: Path,
                                                                  tmp_path: Path) -> None:
     tool = cli.write(tmp_path / "tools/three_mb.py", textwrap.dedent("""
         import sys
@@ -281,13 +247,13 @@ def test_the_output_limit_setting_reaches_the_hooks_of_an_adopt(vine: Any, cli: 
                           "command_output_limit_mb": 2})
     source = tmp_path / "export"
     cli.write(source / "report.pdf", b"%PDF-1.4 fake")
-    report = vine.adopt(source, forest, expect=1).json()
+    report = vine_cli.adopt(source, forest, expect=1).json()
     [error] = report["errors"]
     assert "printed more than 2 MB on report.pdf" in error and SETTING in error
     # raising the setting retries the file at once, though the file did not change
     config = yaml.safe_load((forest / "_meta/gardener.yaml").read_text(encoding="utf-8"))
     write_config(forest, {**config, "command_output_limit_mb": 8})  # adopt recorded its source there
-    result = vine("sync", "--forest", forest, "--json")
+    result = vine_cli("sync", "--forest", forest, "--json")
     assert result.returncode == 0, result.describe()
     report = result.json()
     assert report["planted"] == ["report"] and report["errors"] == []

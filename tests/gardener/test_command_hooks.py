@@ -7,7 +7,6 @@ import os
 import re
 import shlex
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -17,29 +16,8 @@ from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateEr
 from monkeyllm_gardener.conversion import ConversionError
 from monkeyllm_gardener.host import PluginHost
 
-# The tool in argv[0] is the interpreter running each script.
-TOOL = re.escape(Path(sys.executable).name)
-
-
-def make_tool(tmp_path: Path, name: str, body: str) -> Path:
-    tool = tmp_path / "tools" / f"{name}.py"
-    tool.parent.mkdir(exist_ok=True)
-    tool.write_text("import sys, os, time, subprocess\n" + textwrap.dedent(body), encoding="utf-8")
-    return tool
-
-
-def template_for(tool: Path, *extra: str) -> str:
-    parts = [shlex.quote(sys.executable), shlex.quote(str(tool)), '"{input}"', '"{output}"']
-    return " ".join(parts + [shlex.quote(item) for item in extra])
-
-
-def source_file(tmp_path: Path, name: str = "contract.pdf", content: bytes = b"%PDF-1.4 fake") -> Path:
-    folder = tmp_path / "source"
-    folder.mkdir(exist_ok=True)
-    path = folder / name
-    path.write_bytes(content)
-    return path
-
+from _command_tools import TOOL_NAME, make_tool, source_file, template_for  # tests/gardener is on sys.path
+from processes import wait_gone
 
 ECHO_ARGV_TOOL = """
     # Writes the argv it received as JSON, so the test sees exactly what arrived.
@@ -114,7 +92,7 @@ def test_non_zero_exit_carries_the_tools_stderr(tmp_path: Path) -> None:
     with pytest.raises(ConversionError) as caught:
         CommandConverter(".pdf", template_for(tool), 30).convert(source_file(tmp_path))
     message = str(caught.value)
-    assert re.match(rf"^{TOOL} exited with status 3 on contract\.pdf: ", message)
+    assert re.match(rf"^{TOOL_NAME} exited with status 3 on contract\.pdf: ", message)
     assert "error: bad xref at offset 42" in message
     assert "\n" not in message
 
@@ -123,7 +101,7 @@ def test_tool_that_prints_nothing_fails_with_no_output(tmp_path: Path) -> None:
     tool = make_tool(tmp_path, "silent", """
         open(sys.argv[2], "w").close()  # an empty output file and empty stdout
     """)
-    with pytest.raises(ConversionError, match=rf"^{TOOL} produced no output for contract\.pdf$"):
+    with pytest.raises(ConversionError, match=rf"^{TOOL_NAME} produced no output for contract\.pdf$"):
         CommandConverter(".pdf", template_for(tool), 30).convert(source_file(tmp_path))
 
 
@@ -142,17 +120,9 @@ def test_hanging_tool_is_killed_at_the_timeout(tmp_path: Path) -> None:
     tool = make_tool(tmp_path, "hang", "time.sleep(60)\n")
     converter = CommandConverter(".pdf", template_for(tool), 0.5)
     started = time.monotonic()
-    with pytest.raises(ConversionError, match=rf"^{TOOL} timed out after 0\.5s on contract\.pdf$"):
+    with pytest.raises(ConversionError, match=rf"^{TOOL_NAME} timed out after 0\.5s on contract\.pdf$"):
         converter.convert(source_file(tmp_path))
     assert time.monotonic() - started < 10
-
-
-def _process_gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state in ("Z", "X")  # dead, waiting for init to reap it
 
 
 def test_timeout_kills_the_tools_children_too(tmp_path: Path) -> None:
@@ -166,11 +136,7 @@ def test_timeout_kills_the_tools_children_too(tmp_path: Path) -> None:
     converter = CommandConverter(".pdf", template_for(tool, str(pid_file)), 1.0)
     with pytest.raises(ConversionError, match="timed out after 1s"):
         converter.convert(source_file(tmp_path))
-    child_pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while not _process_gone(child_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _process_gone(child_pid)
+    assert wait_gone(int(pid_file.read_text()), seconds=5.0)
 
 
 def test_output_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
@@ -178,7 +144,7 @@ def test_output_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
         with open(sys.argv[2], "wb") as out:
             out.write("# Caf\\u00e9\\n".encode("latin-1"))
     """)
-    with pytest.raises(ConversionError, match=rf"^{TOOL} wrote output that is not UTF-8 for contract\.pdf"):
+    with pytest.raises(ConversionError, match=rf"^{TOOL_NAME} wrote output that is not UTF-8 for contract\.pdf"):
         CommandConverter(".pdf", template_for(tool), 30).convert(source_file(tmp_path))
 
 

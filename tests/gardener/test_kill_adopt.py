@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from processes import alive
+
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "scripts" / "kill_harness.py"
 
@@ -64,14 +66,6 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
-
-
 def nodes_on_branch(forest: Path) -> set[str]:
     listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=forest, capture_output=True,
                             text=True).stdout.split()
@@ -79,10 +73,10 @@ def nodes_on_branch(forest: Path) -> set[str]:
             and not rel.startswith("_meta/")}
 
 
-def kill_mid_adopt(vine: Any, export: Path, forest: Path) -> tuple[set[int], set[str]]:
+def kill_mid_adopt(vine_cli: Any, export: Path, forest: Path) -> tuple[set[int], set[str]]:
     """Start an adopt, wait until its workers run and some nodes are on the branch,
     SIGKILL the main process alone; return its descendants then and the nodes on the branch."""
-    proc = vine.popen("adopt", export, "--forest", forest, "--json", "--jobs", "2")
+    proc = vine_cli.popen("adopt", export, "--forest", forest, "--json", "--jobs", "2")
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
@@ -98,15 +92,15 @@ def kill_mid_adopt(vine: Any, export: Path, forest: Path) -> tuple[set[int], set
     return below, nodes_on_branch(forest)
 
 
-def test_a_killed_vine_leaves_no_process_and_no_lock_and_keeps_what_it_planted(vine: Any, cli: Any,
+def test_a_killed_vine_leaves_no_process_and_no_lock_and_keeps_what_it_planted(vine_cli: Any, cli: Any,
                                                                              tmp_path: Path) -> None:
     export = make_export(tmp_path / "export")
-    forest = vine.init(tmp_path / "forest")
+    forest = vine_cli.init(tmp_path / "forest")
     tool = tmp_path / "slow_tool.py"
     tool.write_text(SLOW_TOOL, encoding="utf-8")
     (forest / "_meta/gardener.yaml").write_text(
         f"converters:\n  '.slow': '\"{sys.executable}\" \"{tool}\" \"{{input}}\"'\n", encoding="utf-8")
-    below, planted_before = kill_mid_adopt(vine, export, forest)
+    below, planted_before = kill_mid_adopt(vine_cli, export, forest)
     assert below, "no worker was running at the kill"
     deadline = time.monotonic() + 10
     while any(alive(pid) for pid in below) and time.monotonic() < deadline:
@@ -114,20 +108,20 @@ def test_a_killed_vine_leaves_no_process_and_no_lock_and_keeps_what_it_planted(v
     assert not [pid for pid in below if alive(pid)], "workers or git children outlived the killed vine"
     assert planted_before  # on the branch while the adopt ran: planted means committed
 
-    finished = vine.sync(forest).json()  # not E_LOCKED: nobody holds the lock
+    finished = vine_cli.sync(forest).json()  # not E_LOCKED: nobody holds the lock
     assert not set(finished["planted"]) & planted_before  # nothing planted twice
     assert set(finished["planted"]) | planted_before == nodes_on_branch(forest)
     assert len(nodes_on_branch(forest)) == len(cli.source_files(export))
-    again = vine.sync(forest).json()
+    again = vine_cli.sync(forest).json()
     assert again["planted"] == [] and again["updated"] == []
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)
 
 
-def test_the_kill_harness_finds_every_promise_kept(vine: Any, tmp_path: Path) -> None:
+def test_the_kill_harness_finds_every_promise_kept(vine_cli: Any, tmp_path: Path) -> None:
     """Three trials, one per kill mode, on a small export: each check of the harness."""
     proc = subprocess.run([sys.executable, str(HARNESS), "--builtin", "30", "--trials", "3", "--seed", "7",
                            "--work", str(tmp_path / "work")],
-                          env=vine.env({"PYTHONPATH": str(ROOT)}), capture_output=True, text=True, timeout=600)
+                          env=vine_cli.env({"PYTHONPATH": str(ROOT)}), capture_output=True, text=True, timeout=600)
     lines = proc.stdout.strip().splitlines()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [line.split(":", 1)[0] for line in lines[1:4]] == ["trial 0 (main)", "trial 1 (group)", "trial 2 (sync)"]

@@ -254,11 +254,11 @@ def write_photo(path: Path, title: str = "Eiffel tower at dusk") -> None:
     path.write_bytes(data[:2] + b"\xff\xe1" + struct.pack(">H", len(segment) + 2) + segment + data[2:])
 
 
-def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine, cli, forest, tmp_path):
+def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine_cli, cli, forest, tmp_path):
     export = tmp_path / "export"
     write_photo(export / "photos" / "IMG_0042.jpg")
 
-    report = vine.adopt(export, forest).json()
+    report = vine_cli.adopt(export, forest).json()
 
     assert report["planted"] == ["photos/img-0042"], report
     assert report["errors"] == [], report
@@ -273,21 +273,21 @@ def test_vine_adopt_plants_a_photos_own_facts_in_passport_and_body(vine, cli, fo
     assert passport["summary"] == ('Image "Eiffel tower at dusk": JPEG format, '
                                    f'{(export / "photos/IMG_0042.jpg").stat().st_size} bytes, 40x30 pixels; '
                                    "taken 2024-06-01 14:03, GPS 48.858417 N 2.2945 E; Seen from the Trocadero gardens.")
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)
     with Vine(forest, writable=False) as reader:  # the catalog the CLI built: the description is findable
         assert [hit["id"] for hit in reader.search("Trocadero")] == ["photos/img-0042"]
 
 
-def test_vine_sync_takes_a_retitled_photos_new_title(vine, cli, forest, tmp_path):
+def test_vine_sync_takes_a_retitled_photos_new_title(vine_cli, cli, forest, tmp_path):
     photo = tmp_path / "export" / "IMG_0042.jpg"
     write_photo(photo)
-    vine.adopt(photo.parent, forest)
+    vine_cli.adopt(photo.parent, forest)
     write_photo(photo, title="Tour Eiffel, 21h47")
     cli.bump_mtime(photo)
 
-    report = vine.sync(forest).json()
+    report = vine_cli.sync(forest).json()
 
     assert report["updated"] == ["img-0042"], report
     assert cli.node(forest, "img-0042")["title"] == "Tour Eiffel, 21h47"
     assert cli.body(forest, "img-0042").startswith("\n# Tour Eiffel, 21h47\n\n")
-    vine.assert_consistent(forest)
+    vine_cli.assert_consistent(forest)

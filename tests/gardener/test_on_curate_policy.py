@@ -126,7 +126,7 @@ def on_curate(draft):
 '''
 
 
-def test_adopt_plants_a_hooks_links_and_summary_through_the_policy(tmp_path: Path, forest: Path, vine: Any,
+def test_adopt_plants_a_hooks_links_and_summary_through_the_policy(tmp_path: Path, forest: Path, vine_cli: Any,
                                                                      cli: SimpleNamespace) -> None:
     site = tmp_path / "site"
     dist_info = site / "linking_plugin-1.0.dist-info"
@@ -138,7 +138,7 @@ def test_adopt_plants_a_hooks_links_and_summary_through_the_policy(tmp_path: Pat
     export.mkdir()
     (export / "alpha.md").write_text("Alpha plan for the launch.\n")
     (export / "zeta.md").write_text("Zeta plan for the launch.\n")
-    result = vine("adopt", export, "--forest", forest, "--json",
+    result = vine_cli("adopt", export, "--forest", forest, "--json",
                   env={"PYTHONPATH": str(site), "MONKEYLLM_LOAD_PLUGINS": "linking_plugin"})
     assert result.returncode == 0, result.describe()
     zeta = cli.node(forest, "zeta")

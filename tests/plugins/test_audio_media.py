@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import random
 import struct
-import wave
 from pathlib import Path
 
 import pluggy
@@ -15,19 +14,12 @@ from monkeyllm_gardener.media import SENTINEL, render_media_body
 from monkeyllm_plugins import audio_media
 from monkeyllm_plugins.audio_media import AudioConverter
 
+from cli_helpers import write_wav
+
 # MPEG-1 Layer III, 128 kbit/s, 44.1 kHz, no padding: every frame is 417 bytes and
 # holds 1152 samples.
 MP3_FRAME = bytes.fromhex("FFFB9064") + b"\x00" * 413
 MP3_FRAME_SECONDS = 1152 / 44100
-
-
-def write_wav(path: Path, *, frames: int, rate: int = 8000, channels: int = 1, sample_width: int = 2) -> Path:
-    with wave.open(str(path), "wb") as writer:
-        writer.setnchannels(channels)
-        writer.setsampwidth(sample_width)
-        writer.setframerate(rate)
-        writer.writeframes(b"\x01\x02" * (frames * channels * sample_width // 2))
-    return path
 
 
 def set_declared_data_size(path: Path, declared: int) -> None:

@@ -9,19 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from monkeyllm_core.data.dataset import create_dataset
-from monkeyllm_gardener.testing import isolated_env
 from monkeyllm_plugins.csv_dataset import CsvConverter
+
+from cli_helpers import NO_THIRD_PARTY_PLUGINS
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "csv"
 FILES = sorted(CORPUS.glob("*.csv"))
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 # Upstream's location_coordinates.json holds another phone number than its CSV (and is
 # not an array): the csv module's parse is the expectation there.
 UPSTREAM_DISAGREES = {"location_coordinates"}
@@ -81,22 +80,14 @@ def test_a_quoted_crlf_reaches_the_table_as_crlf(tmp_path: Path) -> None:
     assert rows[1][0] == "Once upon \r\na time"
 
 
-def test_the_corpus_adopted_by_the_cli_plants_every_file_and_its_manual_queries_run(tmp_path: Path) -> None:
-    env = isolated_env(tmp_path / "home", {"MONKEYLLM_LOAD_PLUGINS": ""})
-
-    def vine(*args: object) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*VINE, *map(str, args)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return proc
-
+def test_the_corpus_adopted_by_the_cli_plants_every_file_and_its_manual_queries_run(vine_cli: Any,
+                                                                                   tmp_path: Path) -> None:
     export = tmp_path / "export"
     export.mkdir()
     for path in FILES:
         (export / path.name).write_bytes(path.read_bytes())
-    forest = tmp_path / "forest"
-    assert vine("init", "--forest", forest, "--title", "Corpus").returncode == 0
-    report = json.loads(vine("adopt", export, "--forest", forest, "--json").stdout)
+    forest = vine_cli.init(tmp_path / "forest", title="Corpus")
+    report = vine_cli.adopt(export, forest, expect=None, env=NO_THIRD_PARTY_PLUGINS, timeout=300).json()
     assert sorted(report["planted"]) == sorted(p.stem.replace("_", "-") for p in FILES), report
     assert report["errors"] == [] and report["warnings"] == []
     for node_id in report["planted"]:
@@ -105,5 +96,5 @@ def test_the_corpus_adopted_by_the_cli_plants_every_file_and_its_manual_queries_
         queries = [q for q in manual.split("`") if q.startswith("SELECT")]
         assert len(queries) >= 2, manual
         for sql in queries:
-            proc = vine("query", node_id, sql, "--forest", forest)
+            proc = vine_cli("query", node_id, sql, "--forest", forest, timeout=300)
             assert proc.returncode == 0, f"{node_id}: {sql}\n{proc.stderr}"

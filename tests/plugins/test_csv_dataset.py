@@ -7,6 +7,7 @@ import pickle
 import sqlite3
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -18,40 +19,22 @@ from monkeyllm_plugins import csv_dataset
 from monkeyllm_gardener.kit import detect_encoding, read_text
 from monkeyllm_plugins.csv_dataset import CsvConverter
 
-
-def write(tmp_path: Path, name: str, content: str | bytes, encoding: str = "utf-8") -> Path:
-    path = tmp_path / name
-    path.write_bytes(content if isinstance(content, bytes) else content.encode(encoding))
-    return path
+from _conversions import load, only_table, write_source  # tests/plugins is on sys.path
 
 
 def write_csv(tmp_path: Path, name: str, rows: list[list[str]], delimiter: str = ",") -> Path:
     buffer = io.StringIO(newline="")
     csv.writer(buffer, delimiter=delimiter).writerows(rows)
-    return write(tmp_path, name, buffer.getvalue())
+    return write_source(tmp_path, name, buffer.getvalue())
 
 
 def convert(path: Path) -> Conversion:
     return CsvConverter().convert(path)
 
 
-def only_table(conversion: Conversion) -> tuple[str, dict[str, str]]:
-    (table, spec), = conversion.schema.items()
-    return table, dict(spec["columns"])
-
-
 def rows_of(conversion: Conversion) -> list[tuple]:
     table, _ = only_table(conversion)
     return list(conversion.rows[table])
-
-
-def load(tmp_path: Path, conversion: Conversion) -> list[tuple]:
-    """Load the conversion the way the engine does and read the table back."""
-    db_path = tmp_path / "loaded.db"
-    create_dataset(db_path, conversion.schema, conversion.rows)
-    table, _ = only_table(conversion)
-    with sqlite3.connect(db_path) as connection:
-        return connection.execute(f'SELECT * FROM "{table}" ORDER BY rowid').fetchall()
 
 
 # ---------------------------------------------------------------- encodings
@@ -72,7 +55,7 @@ ENCODED_FILES = [
 
 @pytest.mark.parametrize(("label", "data", "codec", "warned"), ENCODED_FILES, ids=[e[0] for e in ENCODED_FILES])
 def test_encodings_are_detected_and_decoded_exactly(tmp_path, label, data, codec, warned) -> None:
-    path = write(tmp_path, "people.csv", data)
+    path = write_source(tmp_path, "people.csv", data)
     assert detect_encoding(path)[0] == codec
     conversion = convert(path)
     _, columns = only_table(conversion)
@@ -89,7 +72,7 @@ def test_encodings_are_detected_and_decoded_exactly(tmp_path, label, data, codec
 def test_non_ascii_byte_far_past_4kb_is_seen(tmp_path) -> None:
     lines = ["id,word"] + [f"{n},plain" for n in range(2000)] + ["2000,Zoë"]
     text = "\n".join(lines) + "\n"
-    path = write(tmp_path, "late.csv", text, encoding="cp1252")
+    path = write_source(tmp_path, "late.csv", text, encoding="cp1252")
     assert path.stat().st_size > 20_000
     codec, warning = detect_encoding(path)
     assert codec == "cp1252" and "not valid UTF-8" in warning
@@ -98,20 +81,20 @@ def test_non_ascii_byte_far_past_4kb_is_seen(tmp_path) -> None:
 
 def test_utf8_with_non_ascii_far_past_4kb_is_utf8(tmp_path) -> None:
     text = "id,word\n" + "".join(f"{n},plain\n" for n in range(2000)) + "2000,Zoë\n"
-    path = write(tmp_path, "late.csv", text)
+    path = write_source(tmp_path, "late.csv", text)
     assert detect_encoding(path) == ("utf-8", None)
     assert convert(path).warnings == ()
 
 
 def test_read_text_decodes_the_whole_file_without_bom(tmp_path) -> None:
-    path = write(tmp_path, "note.md", "# Título\n\nçà\n", encoding="utf-8-sig")
+    path = write_source(tmp_path, "note.md", "# Título\n\nçà\n", encoding="utf-8-sig")
     assert read_text(path) == ("# Título\n\nçà\n", None)
 
 
 def test_a_lone_cut_byte_with_no_utf8_around_it_reads_as_legacy_text_with_a_warning(tmp_path) -> None:
     # b"a\n\xc3": no complete UTF-8 character anywhere, so nothing says it was UTF-8;
     # it is the cp1252 text "a\nÃ", and the warning says how it was read.
-    path = write(tmp_path, "cut.csv", "a\né".encode("utf-8")[:-1])
+    path = write_source(tmp_path, "cut.csv", "a\né".encode("utf-8")[:-1])
     codec, warning = detect_encoding(path)
     assert codec == "cp1252" and "re-save as UTF-8" in warning
 
@@ -131,25 +114,25 @@ def test_delimiter_is_sniffed_and_quoted_delimiters_do_not_fool_it(tmp_path, del
 
 @pytest.mark.parametrize("values", [["a;b", "c;d", "e;f"], ["x|y", "1|2", "3|4"], ["tab\there", "a\tb", "c\td"]])
 def test_a_one_column_file_whose_values_hold_a_delimiter_stays_one_column(tmp_path, values) -> None:
-    path = write(tmp_path, "notes.csv", "note\n" + "\n".join(values) + "\n")
+    path = write_source(tmp_path, "notes.csv", "note\n" + "\n".join(values) + "\n")
     conversion = convert(path)
     assert list(only_table(conversion)[1]) == ["note"]
     assert load(tmp_path, conversion) == [(value,) for value in values]
 
 
 def test_a_header_after_blank_and_whitespace_lines_still_decides_the_delimiter(tmp_path) -> None:
-    path = write(tmp_path, "late.csv", "\n   \n\t\na;b\n1;2\n3;4\n")
+    path = write_source(tmp_path, "late.csv", "\n   \n\t\na;b\n1;2\n3;4\n")
     assert load(tmp_path, convert(path)) == [(1, 2), (3, 4)]
 
 
 def test_tsv_extension_reads_tabs(tmp_path) -> None:
-    path = write(tmp_path, "list.tsv", "name\tqty\nwidget, large\t3\n")
+    path = write_source(tmp_path, "list.tsv", "name\tqty\nwidget, large\t3\n")
     assert rows_of(convert(path)) == [("widget, large", 3)]
 
 
 def test_the_delimiter_is_not_a_manual_note(tmp_path) -> None:
     # the agent queries a table; how the source separated its fields changes no SQL
-    conversion = convert(write(tmp_path, "eu.csv", "a;b\n1;2\n"))
+    conversion = convert(write_source(tmp_path, "eu.csv", "a;b\n1;2\n"))
     assert load(tmp_path, conversion) == [(1, 2)]
     assert conversion.manual_notes == ()
 
@@ -170,7 +153,7 @@ def test_quoted_newlines_commas_and_quotes_round_trip_exactly(tmp_path) -> None:
 # ---------------------------------------------------------------- ragged rows
 
 def test_short_rows_are_padded_with_null_and_stated(tmp_path) -> None:
-    path = write(tmp_path, "short.csv", "a,b,c\n1,2,3\n4\n5,6\n")
+    path = write_source(tmp_path, "short.csv", "a,b,c\n1,2,3\n4\n5,6\n")
     conversion = convert(path)
     assert load(tmp_path, conversion) == [(1, 2, 3), (4, None, None), (5, 6, None)]
     assert any("2 rows of 3 had fewer values" in note for note in conversion.manual_notes)
@@ -178,7 +161,7 @@ def test_short_rows_are_padded_with_null_and_stated(tmp_path) -> None:
 
 
 def test_long_rows_keep_extra_values_in_extra_columns(tmp_path) -> None:
-    path = write(tmp_path, "long.csv", "a,b\n1,2\n3,4,x,y\n5,6,z\n")
+    path = write_source(tmp_path, "long.csv", "a,b\n1,2\n3,4,x,y\n5,6,z\n")
     conversion = convert(path)
     _, columns = only_table(conversion)
     assert list(columns) == ["a", "b", "extra_1", "extra_2"]
@@ -187,7 +170,7 @@ def test_long_rows_keep_extra_values_in_extra_columns(tmp_path) -> None:
 
 
 def test_extra_columns_do_not_collide_with_a_header_named_extra_1(tmp_path) -> None:
-    path = write(tmp_path, "clash.csv", "extra_1\nA,B\n")
+    path = write_source(tmp_path, "clash.csv", "extra_1\nA,B\n")
     assert list(only_table(convert(path))[1]) == ["extra_1", "extra_1_2"]
 
 
@@ -206,7 +189,7 @@ def test_extra_columns_do_not_collide_with_a_header_named_extra_1(tmp_path) -> N
     ],
 )
 def test_headers_are_repaired_and_stated_in_the_manual(tmp_path, header, columns, note) -> None:
-    path = write(tmp_path, "h.csv", f"{header}\n1,2{',3' * (len(columns) - 2)}\n")
+    path = write_source(tmp_path, "h.csv", f"{header}\n1,2{',3' * (len(columns) - 2)}\n")
     conversion = convert(path)
     assert list(only_table(conversion)[1]) == columns
     if note:
@@ -215,14 +198,14 @@ def test_headers_are_repaired_and_stated_in_the_manual(tmp_path, header, columns
 
 
 def test_keyword_columns_load_and_query(tmp_path) -> None:
-    path = write(tmp_path, "select.csv", "order,select,group\n1,2,3\n")
+    path = write_source(tmp_path, "select.csv", "order,select,group\n1,2,3\n")
     conversion = convert(path)
     assert only_table(conversion)[0] == "select"
     assert load(tmp_path, conversion) == [(1, 2, 3)]
 
 
 def test_table_name_and_title_come_from_the_file_stem(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "invoices-2026-q1.csv", "id\n1\n"))
+    conversion = convert(write_source(tmp_path, "invoices-2026-q1.csv", "id\n1\n"))
     assert conversion.title == "invoices-2026-q1"
     assert only_table(conversion)[0] == "invoices_2026_q1"
     assert conversion.kind == "dataset"
@@ -231,7 +214,7 @@ def test_table_name_and_title_come_from_the_file_stem(tmp_path) -> None:
 # ---------------------------------------------------------------- degenerate files
 
 def test_header_only_file_is_an_empty_table(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "empty_table.csv", "id,name\n"))
+    conversion = convert(write_source(tmp_path, "empty_table.csv", "id,name\n"))
     assert only_table(conversion)[1] == {"id": "TEXT", "name": "TEXT"}
     assert rows_of(conversion) == []
     assert load(tmp_path, conversion) == []
@@ -239,14 +222,14 @@ def test_header_only_file_is_an_empty_table(tmp_path) -> None:
 
 @pytest.mark.parametrize("content", [b"", b"   \n\n\t \r\n", "\n  ".encode("utf-16")])
 def test_empty_or_whitespace_file_fails_naming_the_file(tmp_path, content) -> None:
-    path = write(tmp_path, "blank.csv", content)
+    path = write_source(tmp_path, "blank.csv", content)
     with pytest.raises(ConversionError, match=r"^empty file: blank\.csv"):
         convert(path)
 
 
 def test_blank_lines_between_rows_are_skipped_without_a_note(tmp_path) -> None:
     # a blank line holds no value, so skipping it loses nothing an agent could query
-    conversion = convert(write(tmp_path, "gaps.csv", "a,b\n1,2\n\n3,4\n\n"))
+    conversion = convert(write_source(tmp_path, "gaps.csv", "a,b\n1,2\n\n3,4\n\n"))
     assert rows_of(conversion) == [(1, 2), (3, 4)]
     assert conversion.manual_notes == ()
 
@@ -259,7 +242,7 @@ def test_a_200kb_field_is_read_whole(tmp_path) -> None:
 
 
 def test_nul_bytes_are_kept_and_reported(tmp_path) -> None:
-    path = write(tmp_path, "nul.csv", b"id,name\n1,ab\x00cd\n2,ok\n")
+    path = write_source(tmp_path, "nul.csv", b"id,name\n1,ab\x00cd\n2,ok\n")
     conversion = convert(path)
     assert load(tmp_path, conversion) == [(1, "ab\x00cd"), (2, "ok")]
     assert any("NUL" in warning and "nul.csv" in warning for warning in conversion.warnings)
@@ -267,7 +250,7 @@ def test_nul_bytes_are_kept_and_reported(tmp_path) -> None:
 
 
 def test_a_workbook_renamed_to_csv_is_unsupported_not_garbage(tmp_path) -> None:
-    path = write(tmp_path, "report.csv", b"PK\x03\x04" + b"\x00" * 100)
+    path = write_source(tmp_path, "report.csv", b"PK\x03\x04" + b"\x00" * 100)
     with pytest.raises(UnsupportedFile, match="report.csv"):
         convert(path)
 
@@ -296,7 +279,7 @@ def test_types_follow_the_declared_rules_end_to_end(tmp_path) -> None:
 
 
 def test_empty_and_whitespace_cells_become_null_and_the_general_rules_stay_out_of_the_manual(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "nulls.csv", "a,b\n1,\n,  \n3,x\n"))
+    conversion = convert(write_source(tmp_path, "nulls.csv", "a,b\n1,\n,  \n3,x\n"))
     assert only_table(conversion)[1] == {"a": "INTEGER", "b": "TEXT"}
     assert load(tmp_path, conversion) == [(1, None), (None, None), (3, "x")]
     # the NULL and typing rules are the forest's dialect, not this dataset's manual
@@ -306,7 +289,7 @@ def test_empty_and_whitespace_cells_become_null_and_the_general_rules_stay_out_o
 # ---------------------------------------------------------------- streaming and plumbing
 
 def test_conversion_pickles_and_rows_reiterate(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "p.csv", "a,b\n1,x\n2,y\n"))
+    conversion = convert(write_source(tmp_path, "p.csv", "a,b\n1,x\n2,y\n"))
     clone = pickle.loads(pickle.dumps(conversion))
     assert rows_of(clone) == rows_of(conversion) == [(1, "x"), (2, "y")]
     assert rows_of(conversion) == rows_of(conversion)
@@ -339,7 +322,7 @@ def test_converter_registers_through_the_hook(tmp_path) -> None:
     manager.hook.register_converters(register=lambda converter, priority=0.0: registered.append(converter))
     (converter,) = registered
     assert converter.name == "csv" and set(converter.extensions) == {".csv", ".tsv"}
-    assert converter.convert(write(tmp_path, "x.csv", "a\n1\n")).kind == "dataset"
+    assert converter.convert(write_source(tmp_path, "x.csv", "a\n1\n")).kind == "dataset"
 
 
 def test_a_csv_wider_than_50_columns_is_split_into_tables_joined_by_rowid(tmp_path) -> None:
@@ -364,3 +347,15 @@ def test_a_csv_too_wide_for_ten_tables_fails_with_the_fix(tmp_path) -> None:
     path = write_csv(tmp_path, "huge.csv", [[f"c{n}" for n in range(501)]])
     with pytest.raises(ConversionError, match=r"^too wide: huge\.csv has 501 columns"):
         convert(path)
+
+
+def test_single_column_csv_keeps_rows_whose_value_is_empty(vine_cli: Any, tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    with (export / "codes.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["code"], ["A1"], [""], ["B2"], ["   "], ["C3"]])
+    forest, report = vine_cli.adopt_into_new_forest(export)
+    assert report["planted"] == ["codes"]
+    with sqlite3.connect(forest / "codes.db") as db:
+        values = [row[0] for row in db.execute("SELECT code FROM codes ORDER BY rowid")]
+    assert values == ["A1", None, "B2", None, "C3"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,8 @@ from monkeyllm_gardener.conversion import Conversion
 from monkeyllm_plugins.csv_dataset import CsvConverter
 
 
-def convert(tmp_path: Path, name: str, data: bytes) -> Conversion:
+
+def convert_bytes(tmp_path: Path, name: str, data: bytes) -> Conversion:
     path = tmp_path / name
     path.write_bytes(data)
     return CsvConverter().convert(path)
@@ -41,7 +43,7 @@ def table(tmp_path: Path, conversion: Conversion) -> tuple[dict[str, str], list[
     ],
 )
 def test_a_value_that_a_number_column_would_change_keeps_the_column_text(tmp_path, cells, why) -> None:
-    conversion = convert(tmp_path, "v.csv", ("v\n" + "\n".join(f'"{cell}"' for cell in cells) + "\n").encode())
+    conversion = convert_bytes(tmp_path, "v.csv", ("v\n" + "\n".join(f'"{cell}"' for cell in cells) + "\n").encode())
     columns, rows = table(tmp_path, conversion)
     assert columns == {"v": "TEXT"}, why
     assert rows == [(cell,) for cell in cells], why
@@ -50,7 +52,7 @@ def test_a_value_that_a_number_column_would_change_keeps_the_column_text(tmp_pat
 
 def test_decimals_are_real_and_the_manual_names_each_column_read_as_decimal(tmp_path) -> None:
     data = "sku,price,qty,sci,exact\nA,1.50,1,1e5,2.25\nB,2.25,2,3,0.5\n".encode()
-    conversion = convert(tmp_path, "shop.csv", data)
+    conversion = convert_bytes(tmp_path, "shop.csv", data)
     columns, rows = table(tmp_path, conversion)
     assert columns == {"sku": "TEXT", "price": "REAL", "qty": "INTEGER", "sci": "REAL", "exact": "REAL"}
     assert rows == [("A", 1.5, 1, 100000.0, 2.25), ("B", 2.25, 2, 3.0, 0.5)]
@@ -65,7 +67,20 @@ def test_a_quoted_crlf_inside_a_field_stays_crlf_whatever_the_encoding(tmp_path,
     text = 'id,note\r\n1,"first line\r\nsecond line"\r\n2,"lone\nLF and lone\rCR"\r\n3,Zoë\r\n'
     if codec == "shift_jis":
         text = text.replace("Zoë", "田中")
-    conversion = convert(tmp_path, "crlf.csv", text.encode(codec))
+    conversion = convert_bytes(tmp_path, "crlf.csv", text.encode(codec))
     _, rows = table(tmp_path, conversion)
     assert rows == [(1, "first line\r\nsecond line"), (2, "lone\nLF and lone\rCR"),
                     (3, "田中" if codec == "shift_jis" else "Zoë")]
+
+
+def test_decimals_a_double_cannot_hold_keep_every_digit(vine_cli: Any, tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "readings.csv").write_text(
+        "sensor,value\nA,1.5\nB,0.12345678901234567890\nC,3.14159265358979323846\n", encoding="utf-8"
+    )
+    forest, report = vine_cli.adopt_into_new_forest(export)
+    assert report["planted"] == ["readings"]
+    with sqlite3.connect(forest / "readings.db") as db:
+        values = [row[0] for row in db.execute("SELECT value FROM readings ORDER BY rowid")]
+    assert [str(v) for v in values] == ["1.5", "0.12345678901234567890", "3.14159265358979323846"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,27 +94,17 @@ def test_the_word_count_sees_every_text_part() -> None:
     assert bench.kept_share(notes, "Ouch.") < 0.5
 
 
-def test_the_whole_corpus_plants_through_the_real_cli(tmp_path: Path) -> None:
-    import json
+def test_the_whole_corpus_plants_through_the_real_cli(vine_cli: Any, tmp_path: Path) -> None:
     import shutil
-    import subprocess
-    import sys
 
-    from monkeyllm_gardener.testing import isolated_env
-
-    export, forest = tmp_path / "export", tmp_path / "forest"
+    export = tmp_path / "export"
     shutil.copytree(CORPUS, export, ignore=shutil.ignore_patterns("*.md"))  # the .docx files only
-    env = isolated_env(tmp_path / "home")
-    vine = lambda *args: subprocess.run([sys.executable, "-m", "monkeyllm_gardener.cli", *map(str, args)],
-                                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert vine("init", "--forest", forest, "--title", "Corpus").returncode == 0
-    adopt = vine("adopt", export, "--forest", forest, "--json")
-    assert adopt.returncode == 0, adopt.stderr
-    report = json.loads(adopt.stdout)
+    forest = vine_cli.init(tmp_path / "forest", title="Corpus")
+    report = vine_cli.adopt(export, forest, timeout=300).json()
     assert report["errors"] == [] and report["unsupported"] == []
     assert len(report["planted"]) == len(FILES)
     bodies = bench.node_bodies(forest)
     for path in FILES:
         rel = path.relative_to(CORPUS).as_posix()
         assert bench.kept_share(bench.document_words(path), bodies[rel]) >= 0.99, rel
-    assert " 0 error(s)" in vine("validate", "--forest", forest).stdout
+    assert " 0 error(s)" in vine_cli("validate", "--forest", forest).stdout

@@ -16,7 +16,8 @@ from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
 from monkeyllm_plugins.docx_document import DocxConverter
 from lxml import etree
 
-OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
+from _containers import OLE_MAGIC  # tests/plugins is on sys.path
+
 NAMESPACES = (
     'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
     'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
@@ -115,62 +116,63 @@ def build_report(path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory):
+def quarterly_report(tmp_path_factory: pytest.TempPathFactory):
     path = build_report(tmp_path_factory.mktemp("docx") / "report.docx")
     return DocxConverter().convert(path)
 
 
-def test_document_is_markdown_of_type_document_titled_from_the_title_style(report) -> None:
-    assert report.kind == "markdown"
-    assert report.node_type == "document"
-    assert report.title == "Quarterly Report"
+def test_document_is_markdown_of_type_document_titled_from_the_title_style(quarterly_report) -> None:
+    assert quarterly_report.kind == "markdown"
+    assert quarterly_report.node_type == "document"
+    assert quarterly_report.title == "Quarterly Report"
 
 
-def test_title_is_h1_and_headings_shift_one_level_below_it(report) -> None:
-    lines = report.markdown.splitlines()
+def test_title_is_h1_and_headings_shift_one_level_below_it(quarterly_report) -> None:
+    lines = quarterly_report.markdown.splitlines()
     assert lines[0] == "# Quarterly Report"
     assert "## Overview" in lines and "### Regions" in lines
     assert sum(line.startswith("# ") for line in lines) == 1
 
 
-def test_lists_become_markdown_lists_with_nesting(report) -> None:
-    assert "- First bullet\n    - Nested bullet\n1. Step one\n1. Step two" in report.markdown
+def test_lists_become_markdown_lists_with_nesting(quarterly_report) -> None:
+    assert "- First bullet\n    - Nested bullet\n1. Step one\n1. Step two" in quarterly_report.markdown
 
 
-def test_hyperlink_keeps_its_text_and_url(report) -> None:
-    assert "Figures come from [the ledger](https://example.com/ledger) and are final." in report.markdown
+def test_hyperlink_keeps_its_text_and_url(quarterly_report) -> None:
+    assert "Figures come from [the ledger](https://example.com/ledger) and are final." in quarterly_report.markdown
 
 
-def test_table_is_a_pipe_table_with_merged_cells_written_once(report) -> None:
+def test_table_is_a_pipe_table_with_merged_cells_written_once(quarterly_report) -> None:
     assert (
         "| Region | Q1 | Notes |\n"
         "| --- | --- | --- |\n"
         "| North \\| East | 10 | line one<br>line two |\n"
         "| South | 20 | shared note<br>k; v<br>alpha; beta |\n"
         "|  | 21 |  |"
-    ) in report.markdown
-    assert report.markdown.count("South") == 1
-    assert report.markdown.count("shared note") == 1
+    ) in quarterly_report.markdown
+    assert quarterly_report.markdown.count("South") == 1
+    assert quarterly_report.markdown.count("shared note") == 1
 
 
-def test_horizontal_merge_is_written_in_its_first_position(report) -> None:
-    assert "| Span |  | C |\n| --- | --- | --- |\n| a | b | c |" in report.markdown
+def test_horizontal_merge_is_written_in_its_first_position(quarterly_report) -> None:
+    assert "| Span |  | C |\n| --- | --- | --- |\n| a | b | c |" in quarterly_report.markdown
 
 
-def test_body_order_interleaves_paragraphs_and_tables(report) -> None:
-    text = report.markdown
+def test_body_order_interleaves_paragraphs_and_tables(quarterly_report) -> None:
+    text = quarterly_report.markdown
     order = [text.index(s) for s in ("## Overview", "### Regions", "| Region |", "| Span |", "See the box.", "Closing words.")]
     assert order == sorted(order)
 
 
-def test_text_box_text_is_kept_once(report) -> None:
-    assert report.markdown.count("Boxed remark about margins") == 1
-    assert report.markdown.index("See the box.") < report.markdown.index("Boxed remark about margins")
+def test_text_box_text_is_kept_once(quarterly_report) -> None:
+    markdown = quarterly_report.markdown
+    assert markdown.count("Boxed remark about margins") == 1
+    assert markdown.index("See the box.") < markdown.index("Boxed remark about margins")
 
 
-def test_image_is_named_never_inlined(report) -> None:
-    assert "[image: image1.png]" in report.markdown
-    assert "base64" not in report.markdown and "data:image" not in report.markdown
+def test_image_is_named_never_inlined(quarterly_report) -> None:
+    assert "[image: image1.png]" in quarterly_report.markdown
+    assert "base64" not in quarterly_report.markdown and "data:image" not in quarterly_report.markdown
 
 
 def numbered(paragraph, num_id: int, level: int) -> None:

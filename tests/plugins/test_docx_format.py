@@ -12,14 +12,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
 
-from monkeyllm_plugins.docx_document import DocxConverter
-
-W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
-
-
-def convert(document, path: Path) -> str:
-    document.save(path)
-    return DocxConverter().convert(path).markdown
+from _word_documents import W_NS, docx_markdown  # tests/plugins is on sys.path
 
 
 def runs(*pieces: tuple[str, dict]) -> docx.Document:
@@ -53,7 +46,7 @@ CASES = [
 
 @pytest.mark.parametrize(("pieces", "expected"), CASES, ids=[c[1] for c in CASES])
 def test_run_formatting_becomes_markdown_emphasis(tmp_path: Path, pieces, expected: str) -> None:
-    markdown = convert(runs(*pieces), tmp_path / "runs.docx")
+    markdown = docx_markdown(runs(*pieces), tmp_path / "runs.docx")
     assert markdown == expected + "\n"
     assert "****" not in markdown
 
@@ -61,7 +54,7 @@ def test_run_formatting_becomes_markdown_emphasis(tmp_path: Path, pieces, expect
 def test_double_strike_and_double_underline_count_too(tmp_path: Path) -> None:
     document = runs(("gone", {}), (" kept", {"underline": WD_UNDERLINE.DOUBLE}))
     document.paragraphs[0].runs[0].font.double_strike = True
-    assert convert(document, tmp_path / "double.docx") == "~~gone~~ <u>kept</u>\n"
+    assert docx_markdown(document, tmp_path / "double.docx") == "~~gone~~ <u>kept</u>\n"
 
 
 def test_character_styles_give_their_emphasis(tmp_path: Path) -> None:
@@ -69,7 +62,7 @@ def test_character_styles_give_their_emphasis(tmp_path: Path) -> None:
     paragraph = document.add_paragraph("Read ")
     paragraph.add_run("this", style="Strong")
     paragraph.add_run(" now", style="Emphasis")
-    assert convert(document, tmp_path / "styled.docx") == "Read **this** *now*\n"
+    assert docx_markdown(document, tmp_path / "styled.docx") == "Read **this** *now*\n"
 
 
 def test_headings_carry_no_emphasis_markers(tmp_path: Path) -> None:
@@ -77,7 +70,7 @@ def test_headings_carry_no_emphasis_markers(tmp_path: Path) -> None:
     heading = document.add_heading("", 1)
     heading.add_run("Bold").bold = True
     heading.add_run(" heading")
-    assert convert(document, tmp_path / "heading.docx") == "# Bold heading\n"
+    assert docx_markdown(document, tmp_path / "heading.docx") == "# Bold heading\n"
 
 
 def test_a_bold_sentence_holding_a_link_is_one_span(tmp_path: Path) -> None:
@@ -86,7 +79,7 @@ def test_a_bold_sentence_holding_a_link_is_one_span(tmp_path: Path) -> None:
     paragraph.add_run("See ").bold = True
     add_link(paragraph, "the ledger", url="https://example.com/ledger", bold=True)
     paragraph.add_run(" today").bold = True
-    assert convert(document, tmp_path / "link.docx") == "**See [the ledger](https://example.com/ledger) today**\n"
+    assert docx_markdown(document, tmp_path / "link.docx") == "**See [the ledger](https://example.com/ledger) today**\n"
 
 
 # ---------------------------------------------------------------- links
@@ -120,7 +113,7 @@ def test_an_external_link_keeps_its_anchor(tmp_path: Path) -> None:
     document = docx.Document()
     paragraph = document.add_paragraph("Read ")
     add_link(paragraph, "the terms", url="https://example.com/terms", anchor="refunds")
-    assert convert(document, tmp_path / "anchor.docx") == "Read [the terms](https://example.com/terms#refunds)\n"
+    assert docx_markdown(document, tmp_path / "anchor.docx") == "Read [the terms](https://example.com/terms#refunds)\n"
 
 
 def test_a_link_to_a_bookmark_inside_the_document(tmp_path: Path) -> None:
@@ -130,7 +123,7 @@ def test_a_link_to_a_bookmark_inside_the_document(tmp_path: Path) -> None:
     target._p.append(parse_xml(f'<w:bookmarkStart {W_NS} w:id="0" w:name="appendix_a"/>'))
     target.add_run("Appendix A")
     target._p.append(parse_xml(f'<w:bookmarkEnd {W_NS} w:id="0"/>'))
-    assert convert(document, tmp_path / "bookmark.docx") == "See [the appendix](#appendix_a)\n\nAppendix A\n"
+    assert docx_markdown(document, tmp_path / "bookmark.docx") == "See [the appendix](#appendix_a)\n\nAppendix A\n"
 
 
 def field_runs(instruction: str, shown: str) -> str:
@@ -152,7 +145,7 @@ def field_runs(instruction: str, shown: str) -> str:
 def test_hyperlink_fields_are_links(tmp_path: Path, instruction: str, expected: str) -> None:
     document = docx.Document()
     document.element.body.insert(0, parse_xml(field_runs(instruction, "our help")))
-    markdown = convert(document, tmp_path / "field.docx")
+    markdown = docx_markdown(document, tmp_path / "field.docx")
     assert markdown == expected + "\n"
     assert "HYPERLINK" not in markdown and "PAGE" not in markdown
 
@@ -162,4 +155,4 @@ def test_a_simple_hyperlink_field_is_a_link(tmp_path: Path) -> None:
     document.element.body.insert(0, parse_xml(
         f'<w:p {W_NS}><w:fldSimple w:instr=" HYPERLINK &quot;https://example.com&quot; ">'
         '<w:r><w:t>site</w:t></w:r></w:fldSimple></w:p>'))
-    assert convert(document, tmp_path / "simple.docx") == "[site](https://example.com)\n"
+    assert docx_markdown(document, tmp_path / "simple.docx") == "[site](https://example.com)\n"

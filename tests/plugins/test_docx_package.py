@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
@@ -22,11 +20,9 @@ from docx.opc.part import Part
 from docx.oxml import parse_xml
 from PIL import Image
 
-from monkeyllm_gardener.testing import isolated_env
 from monkeyllm_gardener.conversion import ConversionError
 from monkeyllm_plugins.docx_document import DocxConverter
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 _TRANSITIONAL = re.compile(rb"http://schemas\.openxmlformats\.org/(wordprocessingml|drawingml|officeDocument)/2006/")
 
 
@@ -160,7 +156,7 @@ SMARTART_XML = (b'<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/dr
                 + b"</dgm:ptLst></dgm:dataModel>")
 
 
-def png() -> io.BytesIO:
+def png_stream() -> io.BytesIO:
     buffer = io.BytesIO()
     Image.new("RGB", (4, 4), "red").save(buffer, format="PNG")
     buffer.seek(0)
@@ -182,8 +178,8 @@ def build_refund(path: Path) -> Path:
     document = with_properties(author="Dana Writer", keywords="refunds; finance",
                                created=dt.datetime(2024, 3, 5, 9, 30))
     document.add_paragraph("Refunds rose in March.")
-    document.add_paragraph().add_run().add_picture(png())
-    document.add_paragraph().add_run().add_picture(png())  # the same picture twice: two placeholders
+    document.add_paragraph().add_run().add_picture(png_stream())
+    document.add_paragraph().add_run().add_picture(png_stream())  # the same picture twice: two placeholders
     chart_id = relate(document, "/word/charts/chart1.xml",
                       "application/vnd.openxmlformats-officedocument.drawingml.chart+xml", RT.CHART, CHART_XML)
     document.add_paragraph()._p.append(parse_xml(drawing(f'<c:chart r:id="{chart_id}"/>')))
@@ -193,7 +189,7 @@ def build_refund(path: Path) -> Path:
     document.add_paragraph()._p.append(parse_xml(drawing(f'<dgm:relIds r:dm="{data_id}"/>')))
     ole_id = relate(document, "/word/embeddings/oleObject1.bin", "application/vnd.openxmlformats-officedocument.oleObject",
                     RT.OLE_OBJECT, b"\xd0\xcf\x11\xe0 not really a workbook")
-    preview_id, _ = document.part.get_or_add_image(png())
+    preview_id, _ = document.part.get_or_add_image(png_stream())
     document.add_paragraph()._p.append(parse_xml(
         f'<w:r {NS}><w:object><v:shape id="s1"><v:imagedata r:id="{preview_id}"/></v:shape>'
         f'<o:OLEObject Type="Embed" ProgID="Excel.Sheet.12" ShapeID="s1" r:id="{ole_id}"/></w:object></w:r>'))
@@ -222,7 +218,7 @@ def test_a_paragraph_holding_only_placeholders_is_not_the_summary(tmp_path: Path
     from monkeyllm_gardener.derive import derive_summary
 
     document = docx.Document()
-    document.add_paragraph().add_run().add_picture(png())
+    document.add_paragraph().add_run().add_picture(png_stream())
     document.add_paragraph("Refunds rose in March.")
     path = tmp_path / "picture-first.docx"
     document.save(path)
@@ -242,10 +238,10 @@ def test_a_document_with_only_text_has_no_warning(tmp_path: Path) -> None:
 def test_a_logo_in_a_repeated_header_is_counted_once(tmp_path: Path) -> None:
     document = docx.Document()
     document.add_paragraph("Body.")
-    document.sections[0].header.paragraphs[0].add_run().add_picture(png())
+    document.sections[0].header.paragraphs[0].add_run().add_picture(png_stream())
     section = document.add_section()
     section.header.is_linked_to_previous = False
-    section.header.paragraphs[0].add_run().add_picture(png())
+    section.header.paragraphs[0].add_run().add_picture(png_stream())
     path = tmp_path / "logo.docx"
     document.save(path)
     conversion = DocxConverter().convert(path)
@@ -256,17 +252,12 @@ def test_a_logo_in_a_repeated_header_is_counted_once(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- through the real CLI
 
 
-def test_adopt_plants_the_passport_fields_and_reports_the_warning(tmp_path: Path) -> None:
-    export, forest = tmp_path / "export", tmp_path / "forest"
+def test_adopt_plants_the_passport_fields_and_reports_the_warning(vine_cli: Any, tmp_path: Path) -> None:
+    export = tmp_path / "export"
     export.mkdir()
     build_refund(export / "refund.docx")
-    env = isolated_env(tmp_path / "home")
-    run = lambda *args: subprocess.run([*VINE, *map(str, args)], cwd=tmp_path, env=env, capture_output=True,
-                                       text=True, timeout=120)
-    assert run("init", "--forest", forest, "--title", "Docs").returncode == 0
-    adopt = run("adopt", export, "--forest", forest, "--json")
-    assert adopt.returncode == 0, adopt.stderr
-    report = json.loads(adopt.stdout)
+    forest = vine_cli.init(tmp_path / "forest", title="Docs")
+    report = vine_cli.adopt(export, forest).json()
     assert report["planted"] == ["refund"]
     assert report["warnings"] == [
         "refund.docx: 2 images, 1 chart, 1 SmartArt graphic and 1 embedded object kept as placeholders; "
@@ -279,7 +270,7 @@ def test_adopt_plants_the_passport_fields_and_reports_the_warning(tmp_path: Path
     assert passport["tags"] == ["refunds", "finance"]
     assert passport["summary"] == "Refunds rose in March."
     assert "[chart: chart1.xml — Refunds by month]" in text
-    validate = run("validate", "--forest", forest)
+    validate = vine_cli("validate", "--forest", forest)
     assert " 0 error(s)" in validate.stdout, validate.stdout
 
 
@@ -311,7 +302,7 @@ def test_a_template_or_macro_document_named_docx_converts(tmp_path: Path, main_t
 def test_a_picture_missing_from_the_zip_is_a_placeholder_not_a_failure(tmp_path: Path) -> None:
     document = docx.Document()
     document.add_paragraph("Before the picture.")
-    document.add_paragraph().add_run().add_picture(png())
+    document.add_paragraph().add_run().add_picture(png_stream())
     source, broken = tmp_path / "source.docx", tmp_path / "broken.docx"
     document.save(source)
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(broken, "w") as new:

@@ -14,14 +14,8 @@ from docx.opc.part import Part
 from docx.oxml import parse_xml
 
 from monkeyllm_gardener.derive import derive_summary
-from monkeyllm_plugins.docx_document import DocxConverter
 
-W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
-
-
-def convert(document, path: Path) -> str:
-    document.save(path)
-    return DocxConverter().convert(path).markdown
+from _word_documents import W_NS, docx_markdown  # tests/plugins is on sys.path
 
 
 # ---------------------------------------------------------------- headers and footers
@@ -35,7 +29,7 @@ def test_headers_and_footers_follow_the_body_in_their_own_section(tmp_path: Path
     section.footer.paragraphs[0].text = "Page 1"
     section.different_first_page_header_footer = True
     section.first_page_header.paragraphs[0].text = "Cover letterhead"
-    markdown = convert(document, tmp_path / "policy.docx")
+    markdown = docx_markdown(document, tmp_path / "policy.docx")
     assert markdown == (
         "The refund policy applies to every order.\n\n"
         "## Headers and footers\n\n"
@@ -58,7 +52,7 @@ def test_a_header_repeated_in_every_section_is_written_once(tmp_path: Path) -> N
     second = document.add_section()
     second.footer.is_linked_to_previous = False
     second.footer.paragraphs[0].text = "Appendix footer"
-    markdown = convert(document, tmp_path / "report.docx")
+    markdown = docx_markdown(document, tmp_path / "report.docx")
     assert markdown.count("Annual report 2026") == 1
     assert "| Header; header (section 2); header (section 3) | Annual report 2026 |" in markdown
     assert "| Footer (section 4) | Appendix footer |" in markdown
@@ -69,14 +63,14 @@ def test_even_page_headers_are_kept(tmp_path: Path) -> None:
     document.settings.odd_and_even_pages_header_footer = True
     document.add_paragraph("Body.")
     document.sections[0].even_page_header.paragraphs[0].text = "Left-hand pages"
-    assert "| Even-page header | Left-hand pages |" in convert(document, tmp_path / "book.docx")
+    assert "| Even-page header | Left-hand pages |" in docx_markdown(document, tmp_path / "book.docx")
 
 
 def test_headers_never_become_the_derived_summary(tmp_path: Path) -> None:
     document = docx.Document()
     document.add_paragraph("Short body.")
     document.sections[0].footer.paragraphs[0].text = "Strictly confidential. Do not forward."
-    markdown = convert(document, tmp_path / "memo.docx")
+    markdown = docx_markdown(document, tmp_path / "memo.docx")
     assert "Strictly confidential" in markdown
     assert derive_summary(markdown, title="memo", kind_hint="document") == "Short body."
 
@@ -112,7 +106,7 @@ def test_footnotes_become_markdown_footnotes_in_reference_order(tmp_path: Path) 
     add_note_reference(paragraph, "footnote", 3)
     paragraph.add_run(".")
     add_notes_part(document, "footnote", {3: "Some issuers take 60 days.", 7: "Calendar days."})
-    assert convert(document, tmp_path / "notes.docx") == (
+    assert docx_markdown(document, tmp_path / "notes.docx") == (
         "Refunds take 30 days[^1] unless the card issuer is slower[^2].\n\n"
         "[^1]: Calendar days.\n"
         "[^2]: Some issuers take 60 days.\n"
@@ -127,7 +121,7 @@ def test_endnotes_have_their_own_labels_beside_footnotes(tmp_path: Path) -> None
     add_note_reference(paragraph, "endnote", 1)
     add_notes_part(document, "footnote", {1: "A footnote."})
     add_notes_part(document, "endnote", {1: "An endnote."})
-    markdown = convert(document, tmp_path / "both.docx")
+    markdown = docx_markdown(document, tmp_path / "both.docx")
     assert "Claim[^1] and source[^e1]" in markdown
     assert "[^1]: A footnote.\n[^e1]: An endnote.\n" in markdown
 
@@ -139,7 +133,7 @@ def test_a_note_of_several_paragraphs_stays_one_definition(tmp_path: Path) -> No
     part = document.part.rels[next(k for k, r in document.part.rels.items() if r.reltype == RT.FOOTNOTES)].target_part
     part._blob = part.blob.replace(b"First part.</w:t></w:r></w:p>",
                                    b"First part.</w:t></w:r></w:p><w:p><w:r><w:t>Second part.</w:t></w:r></w:p>")
-    assert "[^1]: First part.<br>Second part.\n" in convert(document, tmp_path / "long.docx")
+    assert "[^1]: First part.<br>Second part.\n" in docx_markdown(document, tmp_path / "long.docx")
 
 
 # ---------------------------------------------------------------- comments
@@ -153,7 +147,7 @@ def test_comments_keep_their_text_anchor_and_author(tmp_path: Path) -> None:
     document.add_comment(anchored, text="Legal says 14 days | check", author="Dana Reviewer", initials="DR")
     second = document.add_paragraph("Shipping is free.")
     document.add_comment(second.runs, text="Only in the EU.", author="Lee")
-    markdown = convert(document, tmp_path / "reviewed.docx")
+    markdown = docx_markdown(document, tmp_path / "reviewed.docx")
     assert markdown.startswith("Refunds are granted within 30 days of purchase.\n\nShipping is free.\n\n## Comments\n")
     assert (
         "| Comment | On the text | By |\n| --- | --- | --- |\n"
@@ -167,4 +161,4 @@ def test_a_comment_over_several_paragraphs_anchors_all_their_words(tmp_path: Pat
     first = document.add_paragraph("Clause one.")
     second = document.add_paragraph("Clause two.")
     document.add_comment([first.runs[0], second.runs[0]], text="Merge these.", author="Ann")
-    assert "| Merge these. | Clause one. Clause two. | Ann |" in convert(document, tmp_path / "span.docx")
+    assert "| Merge these. | Clause one. Clause two. | Ann |" in docx_markdown(document, tmp_path / "span.docx")

@@ -6,22 +6,22 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import subprocess
-import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener.conversion import Conversion, ConversionError
-from monkeyllm_gardener.testing import isolated_env
 from monkeyllm_gardener.kit import detect_encoding
 from monkeyllm_plugins.csv_dataset import CsvConverter
 from monkeyllm_plugins.json_data import JsonConverter
 from monkeyllm_plugins.markdown_text import MarkdownTextConverter
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+from _conversions import load, write_source  # tests/plugins is on sys.path
+from cli_helpers import NO_THIRD_PARTY_PLUGINS
+
 
 # (label, codec used to write, CSV sample, prose sample): a few lines each, as exported.
 SAMPLES = [
@@ -46,20 +46,6 @@ COLUMNS = {"cp1252": ["nome", "cidade", "preco"], "latin-1": ["name", "strasse"]
 BOM_MARKED = {"utf-16"}
 
 
-def write(tmp_path: Path, name: str, data: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
-
-
-def load(tmp_path: Path, conversion: Conversion) -> list[tuple]:
-    (table,) = conversion.schema
-    db_path = tmp_path / "loaded.db"
-    create_dataset(db_path, conversion.schema, conversion.rows)
-    with sqlite3.connect(db_path) as connection:
-        return connection.execute(f'SELECT * FROM "{table}" ORDER BY rowid').fetchall()
-
-
 def assert_warned_or_not(conversion: Conversion, name: str, codec: str) -> None:
     if codec in BOM_MARKED:
         assert conversion.warnings == ()
@@ -71,7 +57,7 @@ def assert_warned_or_not(conversion: Conversion, name: str, codec: str) -> None:
 @pytest.mark.parametrize(("label", "codec", "table", "prose"), SAMPLES, ids=IDS)
 def test_a_csv_in_each_encoding_is_decoded_and_keeps_its_scripts_column_names(
         tmp_path, label, codec, table, prose) -> None:
-    path = write(tmp_path, "people.csv", table.encode(codec))
+    path = write_source(tmp_path, "people.csv", table.encode(codec))
     conversion = CsvConverter().convert(path)
     delimiter = ";" if ";" in table.splitlines()[0] else ","
     header, *rows = [line.split(delimiter) for line in table.splitlines()]
@@ -87,7 +73,7 @@ def test_a_csv_in_each_encoding_is_decoded_and_keeps_its_scripts_column_names(
 @pytest.mark.parametrize("suffix", [".md", ".txt"])
 def test_markdown_and_text_in_each_encoding_are_decoded(tmp_path, label, codec, table, prose, suffix) -> None:
     name = f"note{suffix}"
-    conversion = MarkdownTextConverter().convert(write(tmp_path, name, prose.encode(codec)))
+    conversion = MarkdownTextConverter().convert(write_source(tmp_path, name, prose.encode(codec)))
     assert conversion.markdown == prose
     if suffix == ".md":
         assert conversion.title == prose.splitlines()[0].removeprefix("# ")
@@ -97,7 +83,7 @@ def test_markdown_and_text_in_each_encoding_are_decoded(tmp_path, label, codec, 
 @pytest.mark.parametrize(("label", "codec", "table", "prose"), SAMPLES, ids=IDS)
 def test_json_in_each_encoding_is_decoded(tmp_path, label, codec, table, prose) -> None:
     data = {"title": prose.splitlines()[0], "body": prose.splitlines()[2]}
-    path = write(tmp_path, "doc.json", json.dumps(data, ensure_ascii=False).encode(codec))
+    path = write_source(tmp_path, "doc.json", json.dumps(data, ensure_ascii=False).encode(codec))
     conversion = JsonConverter().convert(path)
     assert json.dumps(data, ensure_ascii=False, indent=2) in conversion.markdown
     assert_warned_or_not(conversion, "doc.json", codec)
@@ -110,7 +96,7 @@ def test_json_in_each_encoding_is_decoded(tmp_path, label, codec, table, prose) 
 )
 def test_short_western_text_reads_as_cp1252_where_detectors_guess_otherwise(tmp_path, text) -> None:
     # On 20 bytes charset-normalizer alone answers johab, cp1006, cp1250 or cp437 for these.
-    path = write(tmp_path, "short.csv", text.encode("cp1252"))
+    path = write_source(tmp_path, "short.csv", text.encode("cp1252"))
     codec, warning = detect_encoding(path)
     assert codec == "cp1252" and "short.csv" not in warning  # the converters add the name
     assert path.read_bytes().decode(codec) == text
@@ -119,13 +105,13 @@ def test_short_western_text_reads_as_cp1252_where_detectors_guess_otherwise(tmp_
 @pytest.mark.parametrize("text", ["Imię,Miasto\nŁukasz,Łódź\nZofia,Kraków\nJerzy,Gdańsk\n",
                                   "Spotkanie było w Łodzi, są nowe plany.\n"])
 def test_polish_text_is_not_forced_into_cp1252(tmp_path, text) -> None:
-    path = write(tmp_path, "miasta.md", text.encode("cp1250"))
+    path = write_source(tmp_path, "miasta.md", text.encode("cp1250"))
     assert MarkdownTextConverter().convert(path).markdown == text
 
 
 def test_a_legacy_character_far_past_the_detectors_head_sample_is_decoded(tmp_path) -> None:
     lines = ["id,word"] + [f"{n},plain" for n in range(20_000)] + ["20000,Москва", "20001,Санкт-Петербург"]
-    path = write(tmp_path, "late.csv", ("\n".join(lines) + "\n").encode("cp1251"))
+    path = write_source(tmp_path, "late.csv", ("\n".join(lines) + "\n").encode("cp1251"))
     assert path.stat().st_size > 200_000
     conversion = CsvConverter().convert(path)
     assert list(conversion.rows["late"])[-2:] == [(20000, "Москва"), (20001, "Санкт-Петербург")]
@@ -153,27 +139,17 @@ def test_a_legacy_character_far_past_the_detectors_head_sample_is_decoded(tmp_pa
                          ids=["csv", "json", "markdown"])
 def test_bytes_that_cannot_be_decoded_with_confidence_are_an_error_naming_the_file(
         tmp_path, data, message, converter) -> None:
-    path = write(tmp_path, "junk.csv", data)
+    path = write_source(tmp_path, "junk.csv", data)
     with pytest.raises(ConversionError, match=message):
         converter.convert(path)
 
 
-def test_a_shift_jis_csv_plants_and_every_example_query_of_its_manual_runs(tmp_path) -> None:
+def test_a_shift_jis_csv_plants_and_every_example_query_of_its_manual_runs(vine_cli: Any, tmp_path) -> None:
     export = tmp_path / "export"
     export.mkdir()
     (export / "社員.csv").write_bytes("名前,年齢,order\n田中,30,1\n鈴木,25,2\n".encode("shift_jis"))
-    forest = tmp_path / "forest"
-    env = isolated_env(tmp_path / "home", {"MONKEYLLM_LOAD_PLUGINS": ""})
-
-    def vine(*args: object) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*VINE, *map(str, args)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=120)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return proc
-
-    assert vine("init", "--forest", forest, "--title", "JP").returncode == 0
-    adopt = vine("adopt", export, "--forest", forest, "--json")
-    report = json.loads(adopt.stdout)
+    forest = vine_cli.init(tmp_path / "forest", title="JP")
+    report = vine_cli.adopt(export, forest, expect=None, env=NO_THIRD_PARTY_PLUGINS).json()
     (node_id,) = report["planted"]
     assert any("社員.csv" in line and "cp932" in line for line in report["warnings"]), report
     text = (forest / f"{node_id}.md").read_text(encoding="utf-8")
@@ -183,7 +159,7 @@ def test_a_shift_jis_csv_plants_and_every_example_query_of_its_manual_runs(tmp_p
     queries = [q for q in manual.split("`") if q.startswith("SELECT")]
     assert queries
     for sql in queries + ['SELECT "名前" FROM "社員" WHERE "年齢" > 26']:
-        proc = vine("query", node_id, sql, "--forest", forest)
+        proc = vine_cli("query", node_id, sql, "--forest", forest)
         assert proc.returncode == 0, f"{sql}\n{proc.stderr}"
     assert json.loads(proc.stdout)["rows"] == [["田中"]]
     assert passport["type"] == "dataset"
@@ -199,13 +175,41 @@ def test_a_shift_jis_csv_plants_and_every_example_query_of_its_manual_runs(tmp_p
     ],
 )
 def test_cjk_readings_that_the_language_would_not_give_are_not_chosen(tmp_path, text, codec) -> None:
-    path = write(tmp_path, "cjk.md", text.encode(codec))
+    path = write_source(tmp_path, "cjk.md", text.encode(codec))
     assert MarkdownTextConverter().convert(path).markdown == text
 
 
 def test_when_every_reading_is_implausible_the_file_is_an_error_not_mojibake(tmp_path) -> None:
     # Two lines of KOI8-R: the detector offers only Shift-JIS, which reads them as
     # half-width katakana (酤ﾍﾅﾔﾋﾁ); no candidate is left, so the user is asked to re-save.
-    path = write(tmp_path, "memo.md", "# Заметка\nВстреча в 10:00 в переговорной.\n".encode("koi8_r"))
+    path = write_source(tmp_path, "memo.md", "# Заметка\nВстреча в 10:00 в переговорной.\n".encode("koi8_r"))
     with pytest.raises(ConversionError, match=r"^undecodable text: memo\.md .*re-save it as UTF-8$"):
         MarkdownTextConverter().convert(path)
+
+
+@pytest.mark.parametrize("name", ["junk.csv", "junk.json", "junk.md"])
+def test_megabytes_of_undecodable_bytes_fail_fast_with_one_line_naming_the_file(vine_cli: Any, tmp_path: Path,
+                                                                                name: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / name).write_bytes(random.Random(3).randbytes(5_000_000))
+    started = time.monotonic()
+    forest, report = vine_cli.adopt_into_new_forest(export, timeout=60)
+    assert time.monotonic() - started < 30
+    assert report["planted"] == []
+    (line,) = report["errors"]
+    assert line.startswith(f"{name}: ") and "re-save it as UTF-8" in line and "\n" not in line
+
+
+def test_a_one_line_json_of_megabytes_in_cp1251_is_decoded(vine_cli: Any, tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    records = [{"id": n, "city": "Москва" if n % 2 else "Санкт-Петербург"} for n in range(100_000)]
+    (export / "cities.json").write_bytes(json.dumps(records, ensure_ascii=False).encode("cp1251"))
+    assert (export / "cities.json").stat().st_size > 2_000_000
+    forest, report = vine_cli.adopt_into_new_forest(export, timeout=120)
+    assert report["planted"] == ["cities"], report
+    assert any("cities.json" in line and "cp1251" in line for line in report["warnings"]), report
+    with sqlite3.connect(forest / "cities.db") as db:
+        assert db.execute("SELECT city FROM cities WHERE id IN (0, 1) ORDER BY id").fetchall() == [
+            ("Санкт-Петербург",), ("Москва",)]

@@ -3,44 +3,25 @@ from __future__ import annotations
 
 import json
 import pickle
-import sqlite3
 from pathlib import Path
 
 import pluggy
 import pytest
 
-from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_plugins import json_data
 from monkeyllm_plugins.json_data import MAX_DOCUMENT_CHARS, JsonConverter
 
-
-def write(tmp_path: Path, name: str, content: str | bytes, encoding: str = "utf-8") -> Path:
-    path = tmp_path / name
-    path.write_bytes(content if isinstance(content, bytes) else content.encode(encoding))
-    return path
+from _conversions import load, only_table, write_source  # tests/plugins is on sys.path
 
 
 def write_json(tmp_path: Path, name: str, data) -> Path:
-    return write(tmp_path, name, json.dumps(data, ensure_ascii=False, indent=1))
+    return write_source(tmp_path, name, json.dumps(data, ensure_ascii=False, indent=1))
 
 
 def convert(path: Path) -> Conversion:
     return JsonConverter().convert(path)
-
-
-def only_table(conversion: Conversion) -> tuple[str, dict[str, str]]:
-    (table, spec), = conversion.schema.items()
-    return table, dict(spec["columns"])
-
-
-def load(tmp_path: Path, conversion: Conversion) -> list[tuple]:
-    db_path = tmp_path / "loaded.db"
-    create_dataset(db_path, conversion.schema, conversion.rows)
-    table, _ = only_table(conversion)
-    with sqlite3.connect(db_path) as connection:
-        return connection.execute(f'SELECT * FROM "{table}" ORDER BY rowid').fetchall()
 
 
 def test_array_of_objects_becomes_a_dataset_with_keys_in_first_seen_order(tmp_path) -> None:
@@ -104,7 +85,7 @@ def test_column_types_follow_the_declared_rules(tmp_path, values, sql_type, stor
 
 
 def test_nan_and_infinity_make_a_column_text(tmp_path) -> None:
-    path = write(tmp_path, "nan.json", '[{"v": NaN}, {"v": 1.5}, {"v": -Infinity}]')
+    path = write_source(tmp_path, "nan.json", '[{"v": NaN}, {"v": 1.5}, {"v": -Infinity}]')
     conversion = convert(path)
     assert only_table(conversion)[1] == {"v": "TEXT"}
     assert load(tmp_path, conversion) == [("NaN",), ("1.5",), ("-Infinity",)]
@@ -119,7 +100,7 @@ def test_keys_are_repaired_like_headers(tmp_path) -> None:
 
 
 def test_repeated_keys_inside_an_object_are_reported(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "dup.json", '[{"a": 1, "a": 2}]'))
+    conversion = convert(write_source(tmp_path, "dup.json", '[{"a": 1, "a": 2}]'))
     assert load(tmp_path, conversion) == [(2,)]
     assert any("repeated key" in warning and "dup.json" in warning for warning in conversion.warnings)
 
@@ -169,12 +150,12 @@ def test_huge_document_is_cut_and_the_cut_is_stated(tmp_path) -> None:
 )
 def test_invalid_json_fails_naming_line_and_column(tmp_path, content, message) -> None:
     with pytest.raises(ConversionError, match=message):
-        convert(write(tmp_path, "bad.json", content))
+        convert(write_source(tmp_path, "bad.json", content))
 
 
 @pytest.mark.parametrize("codec", ["utf-8-sig", "utf-16", "cp1252"])
 def test_json_encodings_are_detected(tmp_path, codec) -> None:
-    path = write(tmp_path, "enc.json", '[{"name": "José €"}]', encoding=codec)
+    path = write_source(tmp_path, "enc.json", '[{"name": "José €"}]', encoding=codec)
     conversion = convert(path)
     assert load(tmp_path, conversion) == [("José €",)]
     assert bool(conversion.warnings) == (codec == "cp1252")
@@ -206,7 +187,7 @@ def test_objects_with_more_than_50_keys_are_split_into_tables(tmp_path) -> None:
 
 def test_a_document_body_shows_numbers_as_the_file_wrote_them(tmp_path) -> None:
     source = '{"price": 1.50, "big": 1e5, "zero": -0, "exact": 0.10000000000000000001, "huge": 1e400, "n": 42}'
-    conversion = convert(write(tmp_path, "prices.json", source))
+    conversion = convert(write_source(tmp_path, "prices.json", source))
     assert conversion.kind == "markdown"
     for line in ['"price": 1.50,', '"big": 1e5,', '"zero": -0,', '"exact": 0.10000000000000000001,',
                  '"huge": 1e400,', '"n": 42']:
@@ -230,17 +211,17 @@ def test_a_document_body_is_laid_out_like_json_dumps(tmp_path) -> None:
     ],
 )
 def test_dataset_numbers_never_lose_information(tmp_path, tokens, sql_type, stored) -> None:
-    path = write(tmp_path, "nums.json", "[" + ", ".join(f'{{"v": {t}}}' for t in tokens) + "]")
+    path = write_source(tmp_path, "nums.json", "[" + ", ".join(f'{{"v": {t}}}' for t in tokens) + "]")
     conversion = convert(path)
     assert only_table(conversion)[1] == {"v": sql_type}
     assert load(tmp_path, conversion) == [(value,) for value in stored]
 
 
 def test_a_real_column_read_as_decimal_is_named_in_the_manual(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "shop.json", '[{"sku": "A", "price": 1.50}, {"sku": "B", "price": 2.25}]'))
+    conversion = convert(write_source(tmp_path, "shop.json", '[{"sku": "A", "price": 1.50}, {"sku": "B", "price": 2.25}]'))
     assert conversion.manual_notes == ("`price` was read as decimal: `1.50` is stored as 1.5.",)
 
 
 def test_nested_values_keep_their_number_tokens(tmp_path) -> None:
-    conversion = convert(write(tmp_path, "n.json", '[{"id": 1, "meta": {"price": 1.50, "qty": [1e5, -0]}}]'))
+    conversion = convert(write_source(tmp_path, "n.json", '[{"id": 1, "meta": {"price": 1.50, "qty": [1e5, -0]}}]'))
     assert load(tmp_path, conversion) == [(1, '{"price": 1.50, "qty": [1e5, -0]}')]

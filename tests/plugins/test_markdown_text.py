@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import codecs
+import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -12,13 +14,10 @@ from monkeyllm_gardener.derive import derive_summary
 from monkeyllm_plugins import markdown_text
 from monkeyllm_plugins.markdown_text import MarkdownTextConverter
 
+from _conversions import write_source  # tests/plugins is on sys.path
+
+
 convert = MarkdownTextConverter().convert
-
-
-def write(tmp_path: Path, name: str, data: bytes | str) -> Path:
-    path = tmp_path / name
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
 
 
 OBSIDIAN_NOTE = """---
@@ -38,7 +37,7 @@ The board approved the Falcon rollout for Q2 2026.
 
 
 def test_source_frontmatter_fields_are_kept(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    result = convert(write_source(tmp_path, "plan.md", OBSIDIAN_NOTE))
     assert result.kind == "markdown" and result.node_type == "note"
     assert result.title == "Falcon launch plan"
     assert dict(result.frontmatter) == {
@@ -51,7 +50,7 @@ def test_source_frontmatter_fields_are_kept(tmp_path: Path) -> None:
 
 
 def test_other_frontmatter_keys_never_become_passport_keys_but_are_not_lost(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    result = convert(write_source(tmp_path, "plan.md", OBSIDIAN_NOTE))
     assert "secret_key" not in result.frontmatter
     assert result.markdown.startswith("# Launch plan (heading)\n")
     assert "```yaml\ntitle: Falcon launch plan\n" in result.markdown  # verbatim, fenced, at the end
@@ -59,19 +58,19 @@ def test_other_frontmatter_keys_never_become_passport_keys_but_are_not_lost(tmp_
 
 
 def test_frontmatter_does_not_leak_into_the_summary(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "plan.md", OBSIDIAN_NOTE))
+    result = convert(write_source(tmp_path, "plan.md", OBSIDIAN_NOTE))
     summary = derive_summary(result.markdown, title=result.title or "plan")
     assert summary == "The board approved the Falcon rollout for Q2 2026."
 
 
 def test_frontmatter_only_note_falls_back_to_its_title(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "stub.md", "---\ntitle: Stub\ndate: 2026-03-01\n---\n"))
+    result = convert(write_source(tmp_path, "stub.md", "---\ntitle: Stub\ndate: 2026-03-01\n---\n"))
     assert result.title == "Stub"
     assert derive_summary(result.markdown, title=result.title) == 'Note titled "Stub".'
 
 
 def test_frontmatter_with_only_known_keys_leaves_a_clean_body(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "n.md", "---\ntags: a, b c\n---\nBody text.\n"))
+    result = convert(write_source(tmp_path, "n.md", "---\ntags: a, b c\n---\nBody text.\n"))
     assert result.markdown == "Body text.\n"
     assert dict(result.frontmatter) == {"tags": ["a", "b", "c"]}
     assert result.title is None
@@ -79,7 +78,7 @@ def test_frontmatter_with_only_known_keys_leaves_a_clean_body(tmp_path: Path) ->
 
 def test_broken_yaml_frontmatter_stays_in_the_body_with_a_warning(tmp_path: Path) -> None:
     text = "---\ntitle: [unclosed\n---\n\nReal text here.\n"
-    result = convert(write(tmp_path, "bad.md", text))
+    result = convert(write_source(tmp_path, "bad.md", text))
     assert result.markdown == text
     assert dict(result.frontmatter) == {}
     (warning,) = result.warnings
@@ -90,7 +89,7 @@ def test_broken_yaml_frontmatter_stays_in_the_body_with_a_warning(tmp_path: Path
 
 def test_a_leading_rule_that_is_not_yaml_mapping_stays_in_the_body(tmp_path: Path) -> None:
     text = "---\nJust prose between rules.\n---\nMore.\n"
-    result = convert(write(tmp_path, "rule.md", text))
+    result = convert(write_source(tmp_path, "rule.md", text))
     assert result.markdown == text
     assert result.warnings == ()
 
@@ -106,11 +105,11 @@ def test_a_leading_rule_that_is_not_yaml_mapping_stays_in_the_body(tmp_path: Pat
     ],
 )
 def test_title_rules(tmp_path: Path, text: str, expected: str | None) -> None:
-    assert convert(write(tmp_path, "t.md", text)).title == expected
+    assert convert(write_source(tmp_path, "t.md", text)).title == expected
 
 
 def test_latin1_file_is_decoded_with_a_warning(tmp_path: Path) -> None:
-    path = write(tmp_path, "notes.md", "# Réunion\n\nLe café coûte 2 €.\n".encode("cp1252"))
+    path = write_source(tmp_path, "notes.md", "# Réunion\n\nLe café coûte 2 €.\n".encode("cp1252"))
     result = convert(path)
     assert result.title == "Réunion"
     assert "Le café coûte 2 €." in result.markdown
@@ -119,27 +118,27 @@ def test_latin1_file_is_decoded_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_utf8_bom_does_not_reach_the_title_or_body(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "bom.md", codecs.BOM_UTF8 + "# Título\n\nTexto.\n".encode("utf-8")))
+    result = convert(write_source(tmp_path, "bom.md", codecs.BOM_UTF8 + "# Título\n\nTexto.\n".encode("utf-8")))
     assert result.title == "Título"
     assert not result.markdown.startswith("\ufeff")
     assert result.warnings == ()
 
 
 def test_bom_before_frontmatter_still_finds_it(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "bom.md", codecs.BOM_UTF8 + b"---\ntitle: BOM FM\n---\nBody.\n"))
+    result = convert(write_source(tmp_path, "bom.md", codecs.BOM_UTF8 + b"---\ntitle: BOM FM\n---\nBody.\n"))
     assert result.title == "BOM FM"
     assert result.markdown == "Body.\n"
 
 
 def test_utf16_text_file_is_decoded(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "log.txt", "Ligne une.\r\nLigne deux.\r\n".encode("utf-16")))
+    result = convert(write_source(tmp_path, "log.txt", "Ligne une.\r\nLigne deux.\r\n".encode("utf-16")))
     assert result.markdown == "Ligne une.\nLigne deux.\n"
     assert result.warnings == ()
 
 
 def test_text_file_is_kept_verbatim(tmp_path: Path) -> None:
     text = "---\ntitle: not parsed\n---\n# not a heading in a text file\n  indented   spacing kept\n"
-    result = convert(write(tmp_path, "raw.txt", text))
+    result = convert(write_source(tmp_path, "raw.txt", text))
     assert result.markdown == text
     assert result.title is None
     assert dict(result.frontmatter) == {}
@@ -147,7 +146,7 @@ def test_text_file_is_kept_verbatim(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content", [b"", b"  \n\n\t\n"])
 def test_empty_file_converts_to_an_empty_note_with_a_warning(tmp_path: Path, content: bytes) -> None:
-    result = convert(write(tmp_path, "empty.md", content))
+    result = convert(write_source(tmp_path, "empty.md", content))
     assert result.kind == "markdown" and result.markdown == ""
     (warning,) = result.warnings
     assert "empty.md" in warning and "empty file" in warning
@@ -176,13 +175,56 @@ def test_registers_as_generic_fallback_for_text_extensions() -> None:
     ],
 )
 def test_the_sources_dates_and_author_are_carried(tmp_path: Path, block: str, expected: dict) -> None:
-    result = convert(write(tmp_path, "d.md", f"---\n{block}\n---\nBody.\n"))
+    result = convert(write_source(tmp_path, "d.md", f"---\n{block}\n---\nBody.\n"))
     assert dict(result.frontmatter) == expected
     carried_everything = "date: 2024-05-01\ncreated" not in block
     assert (result.markdown == "Body.\n") == carried_everything  # a key not carried stays in the body
 
 
 def test_an_author_list_is_not_a_passport_field_but_stays_in_the_body(tmp_path: Path) -> None:
-    result = convert(write(tmp_path, "a.md", "---\nauthor: [Ana, Ben]\n---\nBody.\n"))
+    result = convert(write_source(tmp_path, "a.md", "---\nauthor: [Ana, Ben]\n---\nBody.\n"))
     assert dict(result.frontmatter) == {}
     assert "author: [Ana, Ben]" in result.markdown
+
+
+@pytest.mark.parametrize(
+    "name, hostile_line",
+    [
+        # Unclosed emphasis markers: quadratic in the line length for the inline stripper.
+        ("emphasis.md", "*a " * 60_000),
+        # A line of glued URLs: exponential backtracking in the link-only line check.
+        ("urls.md", "http://" * 60 + " !"),
+        # A heading with a long run of spaces: quadratic in the H1 title pattern.
+        ("heading.md", "# a" + " " * 200_000 + "b"),
+    ],
+)
+def test_markdown_with_pathological_lines_plants_quickly(vine_cli: Any, cli: Any, tmp_path: Path, name: str,
+                                                       hostile_line: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / name).write_text(f"Budget approved for March 2026.\n\n{hostile_line}\n", encoding="utf-8")
+    started = time.monotonic()
+    forest, report = vine_cli.adopt_into_new_forest(export, timeout=60)
+    assert time.monotonic() - started < 30
+    node_id = name.removesuffix(".md")
+    assert report["planted"] == [node_id]
+    assert cli.node(forest, node_id)["summary"].startswith("Budget approved for March 2026.")
+
+
+@pytest.mark.parametrize(
+    "frontmatter_value",
+    ["7" * 5000,  # an integer Python's int() refuses (ValueError, not a YAMLError)
+     "[" * 20000 + "]" * 20000],  # nesting deeper than the YAML parser's stack
+)
+def test_markdown_whose_frontmatter_cannot_be_loaded_plants_with_a_warning(vine_cli: Any, cli: Any, tmp_path: Path,
+                                                                          frontmatter_value: str) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "note.md").write_text(f"---\nserial: {frontmatter_value}\n---\nPricing review for May 2026.\n",
+                                    encoding="utf-8")
+    forest, report = vine_cli.adopt_into_new_forest(export)
+    assert report["planted"] == ["note"], report
+    assert any("frontmatter does not parse" in line for line in report["warnings"])
+    body = (forest / "note.md").read_text(encoding="utf-8")
+    assert frontmatter_value in body  # kept as text, nothing lost
+    assert cli.node(forest, "note")["summary"] == "Pricing review for May 2026."

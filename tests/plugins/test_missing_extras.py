@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import wave
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from monkeyllm_gardener.testing import isolated_env
+from cli_helpers import VineRunner, write_wav
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
 BLOCKED_MODULES = ("openpyxl", "docx", "xlrd", "PIL", "mutagen")
 # converter name -> (the module it needs, a file it claims)
@@ -52,9 +50,6 @@ sys.meta_path.insert(0, _NotInstalled())
 '''
 
 
-clean_env = isolated_env
-
-
 def build_export(export: Path) -> None:
     """One file per extra-dependent converter, real bytes made with the real packages
     (in this test process, where they are installed), plus a CSV and a note."""
@@ -77,11 +72,7 @@ def build_export(export: Path) -> None:
     sheet.write(1, 0, "bolts")
     book.save(str(export / "old.xls"))
     Image.new("RGB", (4, 4), "blue").save(export / "photo.png")
-    with wave.open(str(export / "beep.wav"), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(8000)
-        out.writeframes(b"\x00\x01" * 800)
+    write_wav(export / "beep.wav")
     (export / "invoices.csv").write_text("id,total\n1,9.5\n2,3\n", encoding="utf-8")
     (export / "readme.md").write_text("# Read me\n\nThe export of March 2026.\n", encoding="utf-8")
 
@@ -92,20 +83,14 @@ def without_extras(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     blocker = root / "blocker"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-    env = clean_env(root / "home", {"PYTHONPATH": str(blocker)})
-    export, forest = root / "export", root / "forest"
+    vine_cli = VineRunner(root, env={"PYTHONPATH": str(blocker)})
+    export = root / "export"
     build_export(export)
-
-    def run(*args: Any) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*VINE, *map(str, args)], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=120)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return proc
-
-    assert run("init", "--forest", forest, "--title", "No extras").returncode == 0
-    adopt = run("adopt", export, "--forest", forest, "--json", "--jobs", "1")
-    plugins = run("plugins", "--json")
-    return {"root": root, "env": env, "forest": forest, "adopt": adopt, "plugins": plugins, "run": run}
+    forest = vine_cli.init(root / "forest", title="No extras")
+    adopt = vine_cli.adopt(export, forest, "--jobs", "1", expect=None)
+    plugins = vine_cli("plugins", "--json")
+    return {"root": root, "env": vine_cli.env(), "forest": forest, "adopt": adopt, "plugins": plugins,
+            "vine_cli": vine_cli}
 
 
 def test_the_blocker_really_hides_the_packages(without_extras: dict[str, Any]) -> None:
@@ -162,8 +147,8 @@ def test_csv_and_markdown_still_plant_and_the_run_succeeds(without_extras: dict[
     assert sorted(report["planted"]) == ["invoices", "readme"]
     assert report["errors"] == []
     forest = without_extras["forest"]
-    query = without_extras["run"]("query", "invoices", "SELECT id, total FROM invoices", "--forest", forest)
+    query = without_extras["vine_cli"]("query", "invoices", "SELECT id, total FROM invoices", "--forest", forest)
     assert query.returncode == 0, query.stderr
     assert json.loads(query.stdout)["rows"] == [[1, 9.5], [2, 3.0]]
-    validate = without_extras["run"]("validate", "--forest", forest)
+    validate = without_extras["vine_cli"]("validate", "--forest", forest)
     assert validate.returncode == 0 and " 0 error(s)" in validate.stdout, validate.stdout

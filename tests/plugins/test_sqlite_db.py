@@ -3,7 +3,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -12,6 +14,7 @@ from monkeyllm_gardener import hookspecs
 from monkeyllm_gardener.conversion import ConversionError
 from monkeyllm_plugins import sqlite_db
 from monkeyllm_plugins.sqlite_db import SqliteConverter
+
 
 
 def make_crm_db(path: Path) -> Path:
@@ -252,3 +255,22 @@ def test_the_conversion_carries_tables_views_columns_and_samples(tmp_path: Path)
     assert structure["samples"]["order"] == [[0, "n0", "<blob 0 bytes>"], [1, "n1", "<blob 1 bytes>"],
                                              [2, "n2", "<blob 2 bytes>"]]
     assert structure["samples"]["recent"] == [[3], [4]]
+
+
+def test_database_with_a_view_that_never_ends_is_adopted_with_a_warning(vine_cli: Any, tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    with sqlite3.connect(export / "crm.db") as db:
+        db.execute("CREATE TABLE customers(name TEXT)")
+        db.execute("INSERT INTO customers VALUES ('Northwind')")
+        db.execute(
+            "CREATE VIEW forever AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+            "SELECT x FROM c ORDER BY x DESC"
+        )
+    db_file = export / "crm.db"
+    started = time.monotonic()
+    forest, report = vine_cli.adopt_into_new_forest(export, timeout=60)
+    assert time.monotonic() - started < 30
+    assert report["planted"] == ["crm"]
+    assert any("forever" in line and "first rows" in line for line in report["warnings"]), report
+    assert (forest / "crm.db").read_bytes() == db_file.read_bytes()

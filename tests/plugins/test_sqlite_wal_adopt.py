@@ -12,24 +12,14 @@ import json
 import os
 import sqlite3
 import stat
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from monkeyllm_core.data.sqlite_copy import journal_versions, snapshot_database
-from monkeyllm_gardener.testing import isolated_env
 
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
-
-
-def vine(tmp_path: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*VINE, *map(str, args)], cwd=tmp_path, env=isolated_env(tmp_path / "home"),
-                          capture_output=True, text=True, timeout=120)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
 
 
 def folder_state(folder: Path) -> dict[str, str]:
@@ -72,16 +62,16 @@ def make_writable(root: Path) -> None:
             path.chmod(mode | stat.S_IWUSR)
 
 
-def test_a_wal_database_in_use_adopts_whole_without_writing_beside_it(tmp_path: Path) -> None:
+def test_a_wal_database_in_use_adopts_whole_without_writing_beside_it(vine_cli: Any, tmp_path: Path) -> None:
     source = tmp_path / "export"
     db = source / "live.db"
     writer = open_wal_database(db, rows=40)
     forest = tmp_path / "forest"
     try:
-        assert vine(tmp_path, "init", "--forest", forest, "--title", "T").returncode == 0
+        assert vine_cli("init", "--forest", forest, "--title", "T").returncode == 0
         before = folder_state(source)
 
-        adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+        adopt = vine_cli("adopt", source, "--forest", forest, "--json")
 
         after = folder_state(source)
     finally:
@@ -97,8 +87,8 @@ def test_a_wal_database_in_use_adopts_whole_without_writing_beside_it(tmp_path: 
 
     make_read_only(forest)
     try:
-        count = vine(tmp_path, "query", "live", "SELECT COUNT(*), MAX(id) FROM events", "--forest", forest)
-        last = vine(tmp_path, "query", "live", "SELECT label FROM events WHERE id = 40", "--forest", forest)
+        count = vine_cli("query", "live", "SELECT COUNT(*), MAX(id) FROM events", "--forest", forest)
+        last = vine_cli("query", "live", "SELECT label FROM events WHERE id = 40", "--forest", forest)
     finally:
         make_writable(forest)
     assert count.returncode == 0, count.stderr
@@ -144,15 +134,15 @@ def test_a_wal_database_snapshot_holds_every_row_in_rollback_mode(tmp_path: Path
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes through chmod")
-def test_a_read_only_source_folder_still_adopts(tmp_path: Path) -> None:
+def test_a_read_only_source_folder_still_adopts(vine_cli: Any, tmp_path: Path) -> None:
     source = tmp_path / "export"
     db = source / "live.db"
     open_wal_database(db, rows=6).close()  # closing checkpoints: a plain WAL-mode file
     make_read_only(source)
     forest = tmp_path / "forest"
     try:
-        assert vine(tmp_path, "init", "--forest", forest, "--title", "T").returncode == 0
-        adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+        assert vine_cli("init", "--forest", forest, "--title", "T").returncode == 0
+        adopt = vine_cli("adopt", source, "--forest", forest, "--json")
     finally:
         make_writable(source)
     assert adopt.returncode == 0, adopt.stdout + adopt.stderr
@@ -178,7 +168,7 @@ def test_a_wal_database_planted_through_the_engine_lands_in_rollback_mode(tmp_pa
     assert side_files(forest) == []
 
 
-def test_rows_committed_to_the_wal_after_an_adopt_reach_the_forest_on_sync(tmp_path: Path) -> None:
+def test_rows_committed_to_the_wal_after_an_adopt_reach_the_forest_on_sync(vine_cli: Any, tmp_path: Path) -> None:
     # An application that keeps its database open commits into the -wal only: the
     # main file's bytes, size and mtime stay the same, and sync must still see it.
     source = tmp_path / "export"
@@ -187,8 +177,8 @@ def test_rows_committed_to_the_wal_after_an_adopt_reach_the_forest_on_sync(tmp_p
     writer.execute("PRAGMA wal_autocheckpoint=0")
     forest = tmp_path / "forest"
     try:
-        assert vine(tmp_path, "init", "--forest", forest, "--title", "T").returncode == 0
-        adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+        assert vine_cli("init", "--forest", forest, "--title", "T").returncode == 0
+        adopt = vine_cli("adopt", source, "--forest", forest, "--json")
         assert adopt.returncode == 0, adopt.stdout + adopt.stderr
         main_before = (db.stat().st_size, db.stat().st_mtime_ns, hashlib.sha256(db.read_bytes()).digest())
         writer.execute("INSERT INTO events VALUES (11, 'e11')")
@@ -198,13 +188,13 @@ def test_rows_committed_to_the_wal_after_an_adopt_reach_the_forest_on_sync(tmp_p
         os.utime(wal, ns=(later, later))  # a coarse-clock file system: the -wal visibly newer
         assert (db.stat().st_size, db.stat().st_mtime_ns, hashlib.sha256(db.read_bytes()).digest()) == main_before
 
-        sync = vine(tmp_path, "sync", source, "--forest", forest, "--json")
-        again = vine(tmp_path, "sync", source, "--forest", forest, "--json")
+        sync = vine_cli("sync", source, "--forest", forest, "--json")
+        again = vine_cli("sync", source, "--forest", forest, "--json")
     finally:
         writer.close()
     assert sync.returncode == 0, sync.stdout + sync.stderr
     assert json.loads(sync.stdout)["updated"] == ["live"]
     assert "### events — 11 rows" in (forest / "live.md").read_text(encoding="utf-8")
-    count = vine(tmp_path, "query", "live", "SELECT COUNT(*) FROM events", "--forest", forest)
+    count = vine_cli("query", "live", "SELECT COUNT(*) FROM events", "--forest", forest)
     assert json.loads(count.stdout)["rows"] == [[11]]
     assert json.loads(again.stdout)["unchanged"] == ["live"]  # nothing new in the -wal: no reconversion

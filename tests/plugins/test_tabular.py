@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +21,7 @@ from monkeyllm_gardener.kit.tabular import (
     stored_real_differs,
     table_name_from,
 )
+
 
 
 @pytest.mark.parametrize(
@@ -256,3 +259,18 @@ def test_number_tokens_follow_the_text_rules_and_keep_their_text(token, sql_type
     assert tracker.types(1) == [sql_type]
     value = convert_value(NumberToken(token), sql_type)
     assert value == stored and type(value) in (int, float, str)
+
+
+def test_numbers_longer_than_python_parses_plant_as_exact_text(vine_cli: Any, tmp_path: Path) -> None:
+    digits = "7" * 5000  # Python's int() refuses more than 4,300 digits
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "serials.csv").write_text(f"id,serial\n1,{digits}\n2,42\n", encoding="utf-8")
+    (export / "serials-json.json").write_text(f'[{{"id": 1, "serial": {digits}}}, {{"id": 2, "serial": 42}}]',
+                                              encoding="utf-8")
+    forest, report = vine_cli.adopt_into_new_forest(export)
+    assert sorted(report["planted"]) == ["serials", "serials-json"], report
+    for node, table in (("serials", "serials"), ("serials-json", "serials_json")):
+        with sqlite3.connect(forest / f"{node}.db") as db:
+            values = [row[0] for row in db.execute(f"SELECT serial FROM {table} ORDER BY rowid")]
+        assert values == [digits, "42"]

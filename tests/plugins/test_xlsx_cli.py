@@ -3,60 +3,26 @@ syncs clean, library chatter never breaks ``--json``, comments are queryable."""
 from __future__ import annotations
 
 import json
-import re
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import openpyxl
 import xlwt
 from openpyxl.comments import Comment
 
-from monkeyllm_gardener.testing import isolated_env
-
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+from cli_helpers import body, commit_messages, manual_queries
 
 
-def vine(tmp_path: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*VINE, *map(str, args)], cwd=tmp_path, env=isolated_env(tmp_path / "home"),
-                          capture_output=True, text=True, timeout=120)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
-def new_forest(tmp_path: Path) -> Path:
-    forest = tmp_path / "forest"
-    init = vine(tmp_path, "init", "--forest", forest, "--title", "T")
-    assert init.returncode == 0, init.stderr
-    return forest
-
-
-def git_log(forest: Path) -> list[str]:
-    proc = subprocess.run(["git", "log", "--format=%s"], cwd=forest, capture_output=True, text=True,
-                          env=isolated_env(forest.parent / "home"))
-    return proc.stdout.splitlines()
-
-
-def body(forest: Path, node_id: str) -> str:
-    text = (forest / f"{node_id}.md").read_text(encoding="utf-8")
-    return text[text.index("\n---\n", 4) + 5:]
-
-
-def manual_queries(text: str) -> list[str]:
-    manual = text.split("## Query manual", 1)[1].split("\n## ", 1)[0]
-    return [q for q in re.findall(r"`([^`]+)`", manual) if q.startswith(("SELECT ", "WITH "))]
-
-
-def test_an_empty_workbook_plants_once_with_a_warning_and_syncs_clean(tmp_path: Path) -> None:
+def test_an_empty_workbook_plants_once_with_a_warning_and_syncs_clean(vine_cli: Any, tmp_path: Path) -> None:
     source = tmp_path / "export"
     source.mkdir()
     workbook = openpyxl.Workbook()
     workbook.active.title = "Budget"
     workbook.create_sheet("Notes")
     workbook.save(source / "template.xlsx")
-    forest = new_forest(tmp_path)
+    forest = vine_cli.init(tmp_path / "forest", title="T")
 
-    adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+    adopt = vine_cli("adopt", source, "--forest", forest, "--json")
 
     assert adopt.returncode == 0, adopt.stdout + adopt.stderr
     report = json.loads(adopt.stdout)
@@ -67,30 +33,30 @@ def test_an_empty_workbook_plants_once_with_a_warning_and_syncs_clean(tmp_path: 
     text = body(forest, "template")
     assert "This workbook holds no data: none of its sheets has a cell value;" in text
     assert "### empty_sheets — 2 rows" in text
-    commits = git_log(forest)
+    commits = commit_messages(forest)
 
-    sync = vine(tmp_path, "sync", "--forest", forest, "--json")
+    sync = vine_cli("sync", "--forest", forest, "--json")
 
     assert sync.returncode == 0, sync.stdout + sync.stderr
     again = json.loads(sync.stdout)
     assert again["unchanged"] == ["template"]
     assert again["planted"] == again["updated"] == again["errors"] == again["warnings"] == []
-    assert git_log(forest) == commits  # nothing new to commit
-    validate = vine(tmp_path, "validate", "--forest", forest)
+    assert commit_messages(forest) == commits  # nothing new to commit
+    validate = vine_cli("validate", "--forest", forest)
     assert " 0 error(s), 0 warning(s)" in validate.stdout, validate.stdout
 
     # filled in later: the next sync refreshes the node as the dataset it now is
     workbook["Budget"].append(["team", "usd"])
     workbook["Budget"].append(["Ops", 1200])
     workbook.save(source / "template.xlsx")
-    filled = vine(tmp_path, "sync", "--forest", forest, "--json")
+    filled = vine_cli("sync", "--forest", forest, "--json")
     assert json.loads(filled.stdout)["updated"] == ["template"], filled.stdout + filled.stderr
     text = body(forest, "template")
     assert "### budget — 1 row" in text
     assert "holds no data" not in text and "empty_sheets" not in text
 
 
-def test_xlrd_chatter_never_reaches_stdout_with_json(tmp_path: Path) -> None:
+def test_xlrd_chatter_never_reaches_stdout_with_json(vine_cli: Any, tmp_path: Path) -> None:
     source = tmp_path / "export"
     source.mkdir()
     for name in ("padded-a.xls", "padded-b.xls"):  # two files: the worker pool runs
@@ -101,9 +67,9 @@ def test_xlrd_chatter_never_reaches_stdout_with_json(tmp_path: Path) -> None:
         book.save(str(source / name))
         with (source / name).open("ab") as handle:
             handle.write(bytes(100))  # xlrd prints "WARNING *** file size ..." for this
-    forest = new_forest(tmp_path)
+    forest = vine_cli.init(tmp_path / "forest", title="T")
 
-    adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+    adopt = vine_cli("adopt", source, "--forest", forest, "--json")
 
     assert adopt.returncode == 0, adopt.stdout + adopt.stderr
     report = json.loads(adopt.stdout)  # one JSON document, nothing around it
@@ -112,11 +78,11 @@ def test_xlrd_chatter_never_reaches_stdout_with_json(tmp_path: Path) -> None:
         (line,) = [w for w in report["warnings"] if w.startswith(f"{name}: ")]
         assert line.startswith(f"{name}: xlrd reported: file size (")
     assert "WARNING ***" not in adopt.stderr
-    query = vine(tmp_path, "query", "padded-a", "SELECT item FROM s", "--forest", forest)
+    query = vine_cli("query", "padded-a", "SELECT item FROM s", "--forest", forest)
     assert json.loads(query.stdout)["rows"] == [["kept"]]
 
 
-def test_cell_comments_are_queryable_and_every_manual_example_runs(tmp_path: Path) -> None:
+def test_cell_comments_are_queryable_and_every_manual_example_runs(vine_cli: Any, tmp_path: Path) -> None:
     source = tmp_path / "export"
     source.mkdir()
     workbook = openpyxl.Workbook()
@@ -126,19 +92,19 @@ def test_cell_comments_are_queryable_and_every_manual_example_runs(tmp_path: Pat
         sheet.append(row)
     sheet["B3"].comment = Comment("Discount agreed by phone", "Maria")
     workbook.save(source / "sales.xlsx")
-    forest = new_forest(tmp_path)
+    forest = vine_cli.init(tmp_path / "forest", title="T")
 
-    adopt = vine(tmp_path, "adopt", source, "--forest", forest, "--json")
+    adopt = vine_cli("adopt", source, "--forest", forest, "--json")
 
     assert adopt.returncode == 0, adopt.stdout + adopt.stderr
     text = body(forest, "sales")
     assert "Cell comments are in table `comments`" in text
     sql = ("SELECT s.customer, c.author, c.comment FROM comments c "
            "JOIN q1_sales s ON s.rowid = c.data_rowid WHERE c.column_name = 'total'")
-    answer = vine(tmp_path, "query", "sales", sql, "--forest", forest)
+    answer = vine_cli("query", "sales", sql, "--forest", forest)
     assert json.loads(answer.stdout)["rows"] == [["Contoso", "Maria", "Discount agreed by phone"]]
     queries = manual_queries(text)
     assert "SELECT * FROM comments LIMIT 5" in queries
     for query in queries:
-        ran = vine(tmp_path, "query", "sales", query, "--forest", forest)
+        ran = vine_cli("query", "sales", query, "--forest", forest)
         assert ran.returncode == 0, f"{query}: {ran.stderr}"

@@ -23,6 +23,8 @@ from monkeyllm_core.data.dataset import create_dataset
 from monkeyllm_plugins.xls_dataset import XlsConverter
 from monkeyllm_plugins.xlsx_dataset import XlsxConverter
 
+from _conversions import save_workbook  # tests/plugins is on sys.path
+
 
 def workbook_with(rows: list[list[object]], title: str = "Data") -> openpyxl.Workbook:
     workbook = openpyxl.Workbook()
@@ -33,18 +35,13 @@ def workbook_with(rows: list[list[object]], title: str = "Data") -> openpyxl.Wor
     return workbook
 
 
-def save(workbook: openpyxl.Workbook, path: Path) -> Path:
-    workbook.save(path)
-    return path
-
-
-def load(conversion, tmp_path: Path) -> sqlite3.Connection:
+def loaded_database(conversion, tmp_path: Path) -> sqlite3.Connection:
     db = tmp_path / "loaded.db"
     create_dataset(db, conversion.schema, conversion.rows)
     return sqlite3.connect(db)
 
 
-def columns(conversion, table: str) -> list[str]:
+def column_names(conversion, table: str) -> list[str]:
     return list(conversion.schema[table]["columns"])
 
 
@@ -87,12 +84,12 @@ def test_xlsx_cell_comments_become_a_comments_table_joined_to_their_rows(tmp_pat
     sheet["E9"].comment = Comment("stray note", "Ana")
     empty = workbook.create_sheet("Notes only")
     empty["C2"].comment = Comment("nothing here yet", "Cy")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "cities.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "cities.xlsx"))
 
     assert list(conversion.schema) == ["data", "comments"]
-    assert columns(conversion, "comments") == [
+    assert column_names(conversion, "comments") == [
         "sheet", "cell", "sheet_row", "table_name", "column_name", "data_rowid", "author", "comment"]
-    connection = load(conversion, tmp_path)
+    connection = loaded_database(conversion, tmp_path)
     assert connection.execute("SELECT * FROM comments ORDER BY sheet, sheet_row").fetchall() == [
         ("Data", "B1", 1, "data", "people", None, "Ana", "Census 2024"),
         ("Data", "A4", 4, "data", "city", 2, "Bo", "Moved here\nin May"),
@@ -143,7 +140,7 @@ def test_xlsx_threaded_comments_keep_each_reply_and_their_authors_names(tmp_path
     legacy = "[Threaded comment]\n\nYour version of Excel allows you to read this threaded comment.\n\nComment:\n    Is this final?"
     workbook.active["B2"].comment = Comment(legacy, "tc={C1}")
     workbook.active["A1"].comment = Comment("A plain note", "Ana")
-    path = save(workbook, tmp_path / "thread.xlsx")
+    path = save_workbook(workbook, tmp_path / "thread.xlsx")
     add_threaded_comments(path)
     conversion = XlsxConverter().convert(path)
     assert list(conversion.rows["comments"]) == [
@@ -154,7 +151,7 @@ def test_xlsx_threaded_comments_keep_each_reply_and_their_authors_names(tmp_path
 
 
 def test_xlsx_without_comments_has_no_comments_table(tmp_path: Path) -> None:
-    conversion = XlsxConverter().convert(save(workbook_with([["a"], [1]]), tmp_path / "plain.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook_with([["a"], [1]]), tmp_path / "plain.xlsx"))
     assert list(conversion.schema) == ["data"]
     assert not any("comment" in note.lower() for note in conversion.manual_notes)
 
@@ -162,7 +159,7 @@ def test_xlsx_without_comments_has_no_comments_table(tmp_path: Path) -> None:
 def test_a_sheet_named_comments_keeps_its_name_and_the_comments_table_moves_aside(tmp_path: Path) -> None:
     workbook = workbook_with([["k"], ["v"]], title="comments")
     workbook.active["A2"].comment = Comment("why", "Ana")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "c.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "c.xlsx"))
     assert list(conversion.schema) == ["comments", "comments_2"]
     assert list(conversion.rows["comments_2"]) == [("comments", "A2", 2, "comments", "k", 1, "Ana", "why")]
     assert any("table `comments_2`" in note for note in conversion.manual_notes)
@@ -172,7 +169,7 @@ def test_a_comment_in_a_wide_sheet_names_the_part_holding_its_column(tmp_path: P
     header = [f"c{i}" for i in range(1, 61)]
     workbook = workbook_with([header, list(range(1, 61))])
     workbook.active.cell(row=2, column=55).comment = Comment("far right", "Ana")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "wide.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "wide.xlsx"))
     assert list(conversion.schema) == ["data", "data_part_2", "comments"]
     assert list(conversion.rows["comments"]) == [("Data", "BC2", 2, "data_part_2", "c55", 1, "Ana", "far right")]
 
@@ -185,7 +182,7 @@ def test_comments_do_not_fit_when_the_sheets_fill_ten_tables(tmp_path: Path) -> 
         sheet.append(["a"])
         sheet.append([i])
     workbook["S3"]["A2"].comment = Comment("lost?", "Ana")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "ten.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "ten.xlsx"))
     assert len(conversion.schema) == 10 and "comments" not in conversion.schema
     assert conversion.warnings == (
         "ten.xlsx: 1 cell comment(s) not kept: the sheets already fill the 10 tables a dataset "
@@ -207,7 +204,7 @@ def test_xls_cell_notes_become_a_comments_table(tmp_path: Path) -> None:
 
 # -- the first row: header or data ---------------------------------------------------------------
 def test_a_first_row_of_numbers_is_data_with_generated_column_names(tmp_path: Path) -> None:
-    path = save(workbook_with([["INV-1", 1240.5, 3], ["INV-2", 880, 4]]), tmp_path / "raw.xlsx")
+    path = save_workbook(workbook_with([["INV-1", 1240.5, 3], ["INV-2", 880, 4]]), tmp_path / "raw.xlsx")
     conversion = XlsxConverter().convert(path)
     assert conversion.schema["data"]["columns"] == {"column_1": "TEXT", "column_2": "REAL", "column_3": "INTEGER"}
     assert list(conversion.rows["data"]) == [("INV-1", 1240.5, 3), ("INV-2", 880.0, 4)]
@@ -216,7 +213,7 @@ def test_a_first_row_of_numbers_is_data_with_generated_column_names(tmp_path: Pa
 
 
 def test_a_first_row_with_a_date_is_data(tmp_path: Path) -> None:
-    path = save(workbook_with([["launch", dt.datetime(2026, 1, 4)], ["review", dt.datetime(2026, 3, 1)]]),
+    path = save_workbook(workbook_with([["launch", dt.datetime(2026, 1, 4)], ["review", dt.datetime(2026, 3, 1)]]),
                 tmp_path / "d.xlsx")
     conversion = XlsxConverter().convert(path)
     assert list(conversion.rows["data"]) == [("launch", "2026-01-04"), ("review", "2026-03-01")]
@@ -224,37 +221,37 @@ def test_a_first_row_with_a_date_is_data(tmp_path: Path) -> None:
 
 
 def test_a_first_row_repeating_the_row_below_is_data(tmp_path: Path) -> None:
-    path = save(workbook_with([["ok", "yes"], ["ok", "yes"], ["ko", "no"]]), tmp_path / "dup.xlsx")
+    path = save_workbook(workbook_with([["ok", "yes"], ["ok", "yes"], ["ko", "no"]]), tmp_path / "dup.xlsx")
     conversion = XlsxConverter().convert(path)
-    assert columns(conversion, "data") == ["column_1", "column_2"]
+    assert column_names(conversion, "data") == ["column_1", "column_2"]
     assert list(conversion.rows["data"]) == [("ok", "yes"), ("ok", "yes"), ("ko", "no")]
     assert any("repeats the row below" in note for note in conversion.manual_notes)
 
 
 def test_a_text_header_stays_a_header(tmp_path: Path) -> None:
-    path = save(workbook_with([["name", "total"], ["ann", 1], ["bob", 2]]), tmp_path / "h.xlsx")
+    path = save_workbook(workbook_with([["name", "total"], ["ann", 1], ["bob", 2]]), tmp_path / "h.xlsx")
     conversion = XlsxConverter().convert(path)
-    assert columns(conversion, "data") == ["name", "total"]
+    assert column_names(conversion, "data") == ["name", "total"]
     assert list(conversion.rows["data"]) == [("ann", 1), ("bob", 2)]
     assert not any("column_1" in note for note in conversion.manual_notes)
 
 
 def test_consecutive_years_in_the_first_row_are_column_labels(tmp_path: Path) -> None:
-    path = save(workbook_with([["region", 2024, 2025, 2026], ["North", 10, 11, 12]]), tmp_path / "pivot.xlsx")
+    path = save_workbook(workbook_with([["region", 2024, 2025, 2026], ["North", 10, 11, 12]]), tmp_path / "pivot.xlsx")
     conversion = XlsxConverter().convert(path)
-    assert columns(conversion, "data") == ["region", "c_2024", "c_2025", "c_2026"]
+    assert column_names(conversion, "data") == ["region", "c_2024", "c_2025", "c_2026"]
     assert list(conversion.rows["data"]) == [("North", 10, 11, 12)]
 
 
 def test_a_single_row_of_numbers_is_one_data_row(tmp_path: Path) -> None:
-    conversion = XlsxConverter().convert(save(workbook_with([[1, 5, 2]]), tmp_path / "one.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook_with([[1, 5, 2]]), tmp_path / "one.xlsx"))
     assert list(conversion.rows["data"]) == [(1, 5, 2)]
 
 
 def test_xls_first_row_of_numbers_is_data_too(tmp_path: Path) -> None:
     path = xls_with_notes(tmp_path / "n.xls", [["A-1", 3, 2.5], ["A-2", 10, 4]], [(0, 1, "Ana", "first")])
     conversion = XlsConverter().convert(path)
-    assert columns(conversion, "plan") == ["column_1", "column_2", "column_3"]
+    assert column_names(conversion, "plan") == ["column_1", "column_2", "column_3"]
     assert list(conversion.rows["plan"]) == [("A-1", 3, 2.5), ("A-2", 10, 4.0)]
     # the comment on the first row points at data row 1, since that row is data
     assert list(conversion.rows["comments"]) == [("Plan", "B1", 1, "plan", "column_2", 1, "Ana", "first")]
@@ -262,7 +259,7 @@ def test_xls_first_row_of_numbers_is_data_too(tmp_path: Path) -> None:
 
 # -- library chatter ---------------------------------------------------------------------------
 def test_openpyxl_warnings_become_the_files_warnings(tmp_path: Path) -> None:
-    path = save(workbook_with([["a"], [1]]), tmp_path / "names.xlsx")
+    path = save_workbook(workbook_with([["a"], [1]]), tmp_path / "names.xlsx")
     # a defined name bound to a sheet the workbook does not have: openpyxl warns
     dangling = b'<definedNames><definedName name="total" localSheetId="5">Data!$A$1</definedName></definedNames>'
     with zipfile.ZipFile(path) as archive:
@@ -308,7 +305,7 @@ def test_chatter_is_one_line_per_message_deduplicated_and_bounded() -> None:
 
 def test_a_comment_without_an_author_has_a_null_author(tmp_path: Path) -> None:
     # Excel writes <author></author> for an anonymous comment; openpyxl reads it as "None"
-    path = save(workbook_with([["id", "name"], [1, "Ana"]]), tmp_path / "anon.xlsx")
+    path = save_workbook(workbook_with([["id", "name"], [1, "Ana"]]), tmp_path / "anon.xlsx")
     with zipfile.ZipFile(path) as archive:
         parts = {name: archive.read(name) for name in archive.namelist()}
     comments = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
@@ -329,5 +326,5 @@ def test_a_comment_without_an_author_has_a_null_author(tmp_path: Path) -> None:
         for name, data in parts.items():
             archive.writestr(name, data)
     conversion = XlsxConverter().convert(path)
-    db = load(conversion, tmp_path)
+    db = loaded_database(conversion, tmp_path)
     assert db.execute("SELECT cell, author, comment FROM comments").fetchall() == [("B2", None, "checked by phone")]

@@ -18,12 +18,8 @@ from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
 from monkeyllm_plugins import xlsx_dataset
 from monkeyllm_plugins.xlsx_dataset import XlsxConverter
 
-OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")
-
-
-def save(workbook: openpyxl.Workbook, path: Path) -> Path:
-    workbook.save(path)
-    return path
+from _containers import OLE_MAGIC  # tests/plugins is on sys.path
+from _conversions import save_workbook
 
 
 def one_sheet(path: Path, rows: list[list[object]], title: str = "Data") -> Path:
@@ -32,10 +28,10 @@ def one_sheet(path: Path, rows: list[list[object]], title: str = "Data") -> Path
     sheet.title = title
     for row in rows:
         sheet.append(row)
-    return save(workbook, path)
+    return save_workbook(workbook, path)
 
 
-def rewrite_member(path: Path, member: str, edit) -> None:
+def edit_member_text(path: Path, member: str, edit) -> None:
     """Rewrite one part of the zip through ``edit(text) -> text``."""
     with zipfile.ZipFile(path) as archive:
         parts = {info.filename: archive.read(info.filename) for info in archive.infolist()}
@@ -108,7 +104,7 @@ def test_empty_edges_are_trimmed_and_gaps_counted(tmp_path: Path) -> None:
     sheet["C6"], sheet["D6"] = "Nice", 340
     sheet["H40"].number_format = "0.00"  # styled but empty: a trailing cell with no value
     sheet["A50"] = ""
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "edges.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "edges.xlsx"))
     assert columns(conversion, "sheet") == {"city": "TEXT", "people": "INTEGER"}
     assert table_rows(conversion, "sheet") == [("Lyon", 500), ("Nice", 340)]
     assert "`sheet`: 1 empty row(s) between data rows were skipped." in conversion.manual_notes
@@ -116,7 +112,7 @@ def test_empty_edges_are_trimmed_and_gaps_counted(tmp_path: Path) -> None:
 
 def test_lying_dimension_claiming_a_million_rows_is_ignored(tmp_path: Path) -> None:
     path = one_sheet(tmp_path / "liar.xlsx", [["a", "b"], [1, 2], [3, 4]])
-    rewrite_member(
+    edit_member_text(
         path,
         "xl/worksheets/sheet1.xml",
         lambda xml: re.sub(r'<dimension ref="[^"]*"/>', '<dimension ref="A1:XFD1048576"/>', xml),
@@ -132,7 +128,7 @@ def test_lying_dimension_claiming_a_million_rows_is_ignored(tmp_path: Path) -> N
 
 def test_a_far_away_empty_row_stops_the_scan_with_a_warning(tmp_path: Path) -> None:
     path = one_sheet(tmp_path / "far.xlsx", [["a"], [1], [2]])
-    rewrite_member(
+    edit_member_text(
         path,
         "xl/worksheets/sheet1.xml",
         lambda xml: xml.replace("</sheetData>", '<row r="1048576"><c r="A1048576" s="0"/></row></sheetData>'),
@@ -151,7 +147,7 @@ def test_a_table_starting_far_down_the_sheet_is_found(tmp_path: Path) -> None:
     sheet = workbook.active
     sheet.cell(row=2500, column=2, value="late")
     sheet.cell(row=2501, column=2, value="found")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "late.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "late.xlsx"))
     assert table_rows(conversion, "sheet") == [("found",)]
     assert conversion.warnings == ()
 
@@ -159,7 +155,7 @@ def test_a_table_starting_far_down_the_sheet_is_found(tmp_path: Path) -> None:
 def test_formulas_give_cached_values_and_missing_ones_are_counted(tmp_path: Path) -> None:
     path = one_sheet(tmp_path / "calc.xlsx", [["n", "double", "triple"], [2, "=A2*2", "=A2*3"], [5, "=A3*2", "=A3*3"]])
     # openpyxl writes formulas without cached values; give B2 and B3 theirs, as Excel would.
-    rewrite_member(
+    edit_member_text(
         path,
         "xl/worksheets/sheet1.xml",
         lambda xml: xml.replace("<f>A2*2</f><v></v>", "<f>A2*2</f><v>4</v>").replace(
@@ -184,7 +180,7 @@ def test_merged_range_keeps_its_value_in_the_top_left_cell(tmp_path: Path) -> No
     sheet.merge_cells("A2:A3")
     sheet.append(["South total", None, 30])
     sheet.merge_cells("A4:B4")
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "merged.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "merged.xlsx"))
     assert table_rows(conversion, "sheet") == [("North", 10, 11), (None, 12, 13), ("South total", None, 30)]
     assert any(
         note.startswith("Merged cells keep their value in the top-left cell") and "`sheet` (2)" in note
@@ -202,7 +198,7 @@ def test_chartsheet_is_skipped_with_a_warning(tmp_path: Path) -> None:
     chart = BarChart()
     chart.add_data(Reference(sheet, min_col=2, min_row=1, max_row=3), titles_from_data=True)
     chartsheet.add_chart(chart)
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "chart.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "chart.xlsx"))
     assert list(conversion.schema) == ["numbers"]
     assert table_rows(conversion, "numbers") == [("a", 1), ("b", 2)]
     assert conversion.warnings == ("chart.xlsx: sheet 2 is a chartsheet (a chart, no cells): skipped",)
@@ -217,7 +213,7 @@ def test_odd_sheet_names_become_distinct_safe_table_names(tmp_path: Path) -> Non
     for index, sheet in enumerate(workbook.worksheets[:-1]):
         sheet.append(["x"])
         sheet.append([index])
-    conversion = XlsxConverter().convert(save(workbook, tmp_path / "names.xlsx"))
+    conversion = XlsxConverter().convert(save_workbook(workbook, tmp_path / "names.xlsx"))
     assert list(conversion.schema) == ["sales_q1", "sales_q1_2", "sheet", "donnees_ete", "t_2026_plan"]
     assert [table_rows(conversion, table) for table in conversion.schema] == [[(0,)], [(1,)], [(2,)], [(3,)], [(4,)]]
     notes = " ".join(conversion.manual_notes)
@@ -228,7 +224,7 @@ def test_odd_sheet_names_become_distinct_safe_table_names(tmp_path: Path) -> Non
 def test_workbook_without_data_plants_a_dataset_that_says_so(tmp_path: Path) -> None:
     workbook = openpyxl.Workbook()
     workbook.create_sheet("second")
-    path = save(workbook, tmp_path / "blank.xlsx")
+    path = save_workbook(workbook, tmp_path / "blank.xlsx")
     conversion = XlsxConverter().convert(path)
     assert conversion.kind == "dataset"
     assert list(conversion.schema) == ["empty_sheets"]
@@ -281,7 +277,7 @@ def test_a_workbook_of_more_than_ten_tables_fails_with_the_fix(tmp_path: Path) -
         sheet = workbook.create_sheet(f"S{i}")
         sheet.append(["a"])
         sheet.append([i])
-    path = save(workbook, tmp_path / "many.xlsx")
+    path = save_workbook(workbook, tmp_path / "many.xlsx")
     with pytest.raises(ConversionError, match="11 tables .* split the workbook"):
         XlsxConverter().convert(path)
 

@@ -1,3 +1,6 @@
+"""run_query (monkeyllm_core/data/query.py) on real SQLite files: the answer's shape,
+the injected LIMIT, the read-only rules, hints that name real tables and columns,
+the time and size budgets."""
 from __future__ import annotations
 
 import json

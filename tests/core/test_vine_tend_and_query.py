@@ -29,32 +29,32 @@ def db_hash(path):
     ("DELETE FROM clients WHERE name = 'c0'", "DELETE", 1),
     ("INSERT OR REPLACE INTO clients VALUES ('c1', 'web', 1)", "INSERT", 1),
 ])
-def test_tend_writes_rows_refreshes_the_passport_and_commits_only_markdown(vine, forest, sql, verb, count):
+def test_tend_writes_rows_refreshes_the_passport_and_commits_only_markdown(vine, brain, sql, verb, count):
     plant_clients(vine)
-    db = forest.root / "clients.db"
+    db = brain.root / "clients.db"
     result = vine.tend("clients", sql)
     vine.flush()
     assert result["rows_affected"] == count
     assert result["payload_hash"] == db_hash(db)
-    assert result["commit"] == forest.head()
+    assert result["commit"] == brain.head()
     assert isinstance(result["elapsed_ms"], float)
-    fm = parse_node(forest.text("clients.md")).frontmatter
+    fm = parse_node(brain.text("clients.md")).frontmatter
     assert fm["payload_hash"] == db_hash(db)
     assert fm["updated"] != "2026-01-01" and fm["created"] == "2026-01-01"
-    assert forest.subjects()[0] == f"tend(clients): {verb} {count} row(s)"
-    assert forest.files_in_last_commit() == ["clients.md"]
+    assert brain.subjects()[0] == f"tend(clients): {verb} {count} row(s)"
+    assert brain.files_in_last_commit() == ["clients.md"]
     assert vine.catalog.get("clients")["payload_hash"] == db_hash(db)
-    forest.assert_clean()
+    brain.assert_clean()
 
 
-def test_tend_keeps_the_sample_rows_count_true(vine, forest):
+def test_tend_keeps_the_sample_rows_count_true(vine, brain):
     plant_clients(vine, n=3)
-    assert "### clients \u2014 3 rows" in forest.text("clients.md")
+    assert "### clients \u2014 3 rows" in brain.text("clients.md")
     vine.tend("clients", "INSERT INTO clients VALUES ('Globex', 'industry', 9)")
     vine.flush()
-    body = forest.text("clients.md")
+    body = brain.text("clients.md")
     assert "### clients \u2014 4 rows" in body and "3 rows" not in body
-    forest.assert_clean()
+    brain.assert_clean()
 
 
 @pytest.mark.parametrize("sql, code", [
@@ -68,15 +68,15 @@ def test_tend_keeps_the_sample_rows_count_true(vine, forest):
     ("INSERT INTO nope VALUES (1)", "E_QUERY_INVALID"),
     ("INSERT INTO clients VALUES ('c0', 'dup', 1)", "E_QUERY_INVALID"),
 ])
-def test_refused_tends_leave_payload_passport_and_git_untouched(vine, forest, sql, code):
+def test_refused_tends_leave_payload_passport_and_git_untouched(vine, brain, sql, code):
     plant_clients(vine)
-    before, head = forest.snapshot(), forest.head()
+    before, head = brain.snapshot(), brain.head()
     with pytest.raises(VineError) as info:
         vine.tend("clients", sql)
     assert info.value.code == code and info.value.hint
     vine.flush()
-    assert forest.snapshot() == before and forest.head() == head
-    forest.assert_clean()
+    assert brain.snapshot() == before and brain.head() == head
+    brain.assert_clean()
 
 
 def test_tend_on_a_node_without_a_payload_is_not_found(vine, make_note):
@@ -115,13 +115,13 @@ def test_query_injects_limit_200_and_says_limited(vine):
     "ATTACH DATABASE 'other.db' AS o",
     "SELECT 1 FROM clients WHERE name IN (SELECT name FROM clients) AND 0 = (DELETE FROM clients)",
 ])
-def test_query_refuses_writes_and_forbidden_words(vine, forest, sql):
+def test_query_refuses_writes_and_forbidden_words(vine, brain, sql):
     plant_clients(vine)
-    before = db_hash(forest.root / "clients.db")
+    before = db_hash(brain.root / "clients.db")
     with pytest.raises(VineError) as info:
         vine.query("clients", sql)
     assert info.value.code in ("E_QUERY_FORBIDDEN", "E_QUERY_INVALID")
-    assert db_hash(forest.root / "clients.db") == before
+    assert db_hash(brain.root / "clients.db") == before
 
 
 def test_query_invalid_names_the_real_tables_and_columns(vine):
@@ -134,15 +134,15 @@ def test_query_invalid_names_the_real_tables_and_columns(vine):
     assert info.value.code == "E_QUERY_INVALID" and "segment" in info.value.hint
 
 
-def test_query_through_a_read_only_vine_and_the_cli(vine, forest, cli):
+def test_query_through_a_read_only_vine_and_the_cli(vine, brain):
     plant_clients(vine)
     vine.close()
-    with Vine(forest.root, writable=False) as reader:
+    with Vine(brain.root, writable=False) as reader:
         assert reader.query("clients", "SELECT COUNT(*) FROM clients")["rows"] == [[3]]
-    result = forest.cli("query", "clients", "SELECT COUNT(*) AS n FROM clients")
+    result = brain.cli("query", "clients", "SELECT COUNT(*) AS n FROM clients")
     assert result.returncode == 0, result.stderr
     assert '"n"' in result.stdout and "3" in result.stdout
-    bad = forest.cli("query", "clients", "DROP TABLE clients")
+    bad = brain.cli("query", "clients", "DROP TABLE clients")
     assert bad.returncode == 2 and bad.stderr.startswith("error E_QUERY_FORBIDDEN:")
     assert "Traceback" not in bad.stderr
 

@@ -1,3 +1,5 @@
+"""run_tend (monkeyllm_core/data/tend.py) on real SQLite files: row writes and their
+verbs, the statements refused, hints, rollback on failure or timeout, one journal file."""
 from __future__ import annotations
 
 import sqlite3
@@ -26,7 +28,7 @@ def clients_db(tmp_path):
     return db
 
 
-def rows_of(db: Path) -> list[tuple]:
+def client_rows(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as connection:
         return connection.execute('SELECT name, site, segment, "order" FROM clients ORDER BY name').fetchall()
 
@@ -53,12 +55,12 @@ def tend_error(db: Path, sql: str, **options) -> VineError:
 )
 def test_row_writes_report_verb_and_rows_affected(clients_db, sql, expected, after):
     assert run_tend(clients_db, sql) == expected
-    assert len(rows_of(clients_db)) == after
+    assert len(client_rows(clients_db)) == after
 
 
 def test_written_rows_are_really_there(clients_db):
     run_tend(clients_db, "UPDATE clients SET segment = 'industry', \"order\" = 7 WHERE name = 'Initech'")
-    assert ("Initech", "initech.example", "industry", 7) in rows_of(clients_db)
+    assert ("Initech", "initech.example", "industry", 7) in client_rows(clients_db)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +108,7 @@ def test_failure_half_way_rolls_back_every_row(clients_db):
     assert error.code == "E_QUERY_INVALID"
     assert "UNIQUE constraint failed" in error.message
     assert sha256_file(clients_db) == before
-    assert len(rows_of(clients_db)) == 2
+    assert len(client_rows(clients_db)) == 2
 
 
 def test_unknown_column_hint_names_the_tables_columns(clients_db):
@@ -145,7 +147,7 @@ def test_tend_in_a_folder_with_uri_characters(tmp_path):
     db = folder / "d.db"
     create_dataset(db, SCHEMA)
     assert run_tend(db, "INSERT INTO clients VALUES ('x', 'y', 'z', 1)") == ("INSERT", 1)
-    assert rows_of(db) == [("x", "y", "z", 1)]
+    assert client_rows(db) == [("x", "y", "z", 1)]
 
 
 def test_missing_payload_is_not_found_and_not_created(tmp_path):

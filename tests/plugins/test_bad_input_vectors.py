@@ -17,8 +17,6 @@ import json
 import re
 import sqlite3
 import struct
-import subprocess
-import sys
 import wave
 import zipfile
 import zlib
@@ -27,14 +25,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-import yaml
-
-from monkeyllm_gardener.testing import isolated_env
 
 from _containers import ole_container  # tests/plugins is on sys.path
-
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
-SENTINEL = "No description has been generated for this media yet."
+from cli_helpers import SENTINEL, VineRunner, body, frontmatter, git, manual_queries
 
 
 # -- builders: each writes one file at ``path`` -------------------------------------------
@@ -349,125 +342,95 @@ VECTORS = OTHER_VECTORS + CSV_VECTORS + JSON_VECTORS + SQLITE_VECTORS + OFFICE_V
 
 
 # -- one real adopt for the whole module ---------------------------------------------------
-clean_env = isolated_env
-
-
 @dataclass(frozen=True, kw_only=True)
 class Adopted:
-    root: Path
+    vine_cli: VineRunner
     forest: Path
-    env: dict[str, str]
     report: dict[str, Any]
     node_by_file: dict[str, str]  # source file name -> node id
 
-    def vine(self, *args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*VINE, *args], cwd=self.root, env=self.env, capture_output=True, text=True,
-                              timeout=120)
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return proc
-
     def git(self, *args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.forest, env=self.env, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        return git(self.forest, *args)
 
     def body(self, name: str) -> str:
-        node_text = (self.forest / f"{self.node_by_file[name]}.md").read_text(encoding="utf-8")
-        return node_text[node_text.index("\n---\n", 4) + 5:]
+        return body(self.forest, self.node_by_file[name])
 
     def lines_about(self, list_name: str, name: str) -> list[str]:
         return [line for line in self.report[list_name] if line.split(": ", 1)[0] == name]
 
 
-def frontmatter(path: Path) -> dict[str, Any]:
-    node_text = path.read_text(encoding="utf-8")
-    return yaml.safe_load(node_text[4:node_text.index("\n---\n", 4)])
-
-
 @pytest.fixture(scope="module")
-def adopted(tmp_path_factory: pytest.TempPathFactory) -> Adopted:
+def adopted_vectors(tmp_path_factory: pytest.TempPathFactory) -> Adopted:
     root = tmp_path_factory.mktemp("vectors")
-    export, forest = root / "export", root / "forest"
+    export = root / "export"
     export.mkdir()
     for vector in VECTORS:
         vector.build(export / vector.name)
-    env = clean_env(root / "home")
-    run = lambda *args: subprocess.run([*VINE, *map(str, args)], cwd=root, env=env, capture_output=True,
-                                       text=True, timeout=300)
-    init = run("init", "--forest", forest, "--title", "Vectors")
-    assert init.returncode == 0, init.stderr
-    adopt = run("adopt", export, "--forest", forest, "--json", "--jobs", "2")
-    assert "Traceback" not in adopt.stderr, adopt.stderr
-    assert adopt.returncode == 1, f"{adopt.returncode}\n{adopt.stdout}\n{adopt.stderr}"  # some vectors must fail
-    report = json.loads(adopt.stdout)
+    vine_cli = VineRunner(root)
+    forest = vine_cli.init(root / "forest", title="Vectors", timeout=300)
+    report = vine_cli.adopt(export, forest, "--jobs", "2", expect=1, timeout=300).json()  # some vectors must fail
     node_by_file = {frontmatter(forest / f"{node_id}.md")["source_path"]: node_id for node_id in report["planted"]}
-    return Adopted(root=root, forest=forest, env=env, report=report, node_by_file=node_by_file)
+    return Adopted(vine_cli=vine_cli, forest=forest, report=report, node_by_file=node_by_file)
 
 
 def test_vectors_have_distinct_names() -> None:
     assert len({v.name for v in VECTORS}) == len(VECTORS)
 
 
-def test_every_vector_lands_in_exactly_one_list(adopted: Adopted) -> None:
+def test_every_vector_lands_in_exactly_one_list(adopted_vectors: Adopted) -> None:
     seen: dict[str, list[str]] = {}
-    for node_id in adopted.report["planted"]:
-        seen.setdefault(frontmatter(adopted.forest / f"{node_id}.md")["source_path"], []).append("planted")
+    for node_id in adopted_vectors.report["planted"]:
+        seen.setdefault(frontmatter(adopted_vectors.forest / f"{node_id}.md")["source_path"], []).append("planted")
     for list_name in ("unsupported", "errors", "updated", "unchanged", "stale"):
-        for line in adopted.report[list_name]:
+        for line in adopted_vectors.report[list_name]:
             seen.setdefault(line.split(": ", 1)[0] if ": " in line else line, []).append(list_name)
     assert {name: lists for name, lists in seen.items() if len(lists) != 1} == {}
     assert set(seen) == {v.name for v in VECTORS}
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v.name)
-def test_vector(adopted: Adopted, vector: Vector) -> None:
+def test_vector(adopted_vectors: Adopted, vector: Vector) -> None:
     if vector.lands_in == "planted":
-        assert vector.name in adopted.node_by_file, (adopted.lines_about("errors", vector.name)
-                                                     + adopted.lines_about("unsupported", vector.name))
-        shown = adopted.body(vector.name)
+        assert vector.name in adopted_vectors.node_by_file, (adopted_vectors.lines_about("errors", vector.name)
+                                                     + adopted_vectors.lines_about("unsupported", vector.name))
+        shown = adopted_vectors.body(vector.name)
     else:
-        lines = adopted.lines_about(vector.lands_in, vector.name)
-        assert len(lines) == 1, (vector.lands_in, adopted.report)
+        lines = adopted_vectors.lines_about(vector.lands_in, vector.name)
+        assert len(lines) == 1, (vector.lands_in, adopted_vectors.report)
         shown = lines[0]
         assert "\n" not in shown and "Traceback" not in shown
     for needle in vector.must_include:
         assert needle in shown, f"{needle!r} not in:\n{shown}"
     for needle in vector.must_not_include:
         assert needle not in shown, f"{needle!r} in:\n{shown}"
-    warnings = adopted.lines_about("warnings", vector.name)
+    warnings = adopted_vectors.lines_about("warnings", vector.name)
     for needle in vector.warns:
         assert any(needle in line for line in warnings), (needle, warnings)
     if vector.query is not None:
-        proc = adopted.vine("query", adopted.node_by_file[vector.name], vector.query, "--forest", str(adopted.forest))
+        proc = adopted_vectors.vine_cli("query", adopted_vectors.node_by_file[vector.name], vector.query,
+                                        "--forest", str(adopted_vectors.forest))
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["rows"] == vector.rows
 
 
-def test_forest_is_valid_and_git_tree_clean_after_adopt(adopted: Adopted) -> None:
-    validate = adopted.vine("validate", "--forest", str(adopted.forest))
+def test_forest_is_valid_and_git_tree_clean_after_adopt(adopted_vectors: Adopted) -> None:
+    validate = adopted_vectors.vine_cli("validate", "--forest", str(adopted_vectors.forest))
     assert validate.returncode == 0, validate.stdout + validate.stderr
     assert " 0 error(s), 0 warning(s)" in validate.stdout, validate.stdout
-    assert adopted.git("status", "--porcelain") == ""
-    tracked = adopted.git("ls-files").splitlines()
+    assert adopted_vectors.git("status", "--porcelain") == ""
+    tracked = adopted_vectors.git("ls-files").splitlines()
     assert not [path for path in tracked if not path.endswith((".md", ".gitignore"))], tracked
 
 
-def manual_queries(body: str) -> list[str]:
-    """Every backticked SELECT/WITH statement in the ``## Query manual`` section."""
-    match = re.search(r"^## Query manual\n(.*?)(?=^## |\Z)", body, re.S | re.M)
-    assert match, body
-    return [q for q in re.findall(r"`([^`]+)`", match.group(1)) if re.match(r"(?i)(SELECT|WITH)\s", q)]
-
-
-def test_every_example_query_in_every_dataset_manual_runs(adopted: Adopted) -> None:
+def test_every_example_query_in_every_dataset_manual_runs(adopted_vectors: Adopted) -> None:
     checked = 0
-    for name, node_id in sorted(adopted.node_by_file.items()):
-        if frontmatter(adopted.forest / f"{node_id}.md")["type"] != "dataset":
+    for name, node_id in sorted(adopted_vectors.node_by_file.items()):
+        if frontmatter(adopted_vectors.forest / f"{node_id}.md")["type"] != "dataset":
             continue
-        queries = manual_queries(adopted.body(name))
+        queries = manual_queries(adopted_vectors.body(name))
         assert queries, f"{node_id}: its manual offers no example query"
         for sql in queries:
-            proc = adopted.vine("query", node_id, sql, "--forest", str(adopted.forest))
+            proc = adopted_vectors.vine_cli("query", node_id, sql, "--forest", str(adopted_vectors.forest))
             assert proc.returncode == 0, f"{node_id}: {sql}\n{proc.stderr}"
             checked += 1
     assert checked >= 2 * sum(1 for v in VECTORS if v.query)

@@ -5,23 +5,13 @@ import random
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from monkeyllm_core.store.trees import TreeCache
 
-
-def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    return subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True, check=True).stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    git(tmp_path, "init", "-q")
-    return tmp_path
+from _git_runs import git_bytes  # tests/core is on sys.path
 
 
 def store_blob(repo: Path, data: bytes) -> str:
-    return git(repo, "hash-object", "-w", "--stdin", input=data).decode().strip()
+    return git_bytes(repo, "hash-object", "-w", "--stdin", input=data).decode().strip()
 
 
 def git_tree_of(repo: Path, files: dict[str, str]) -> str:
@@ -37,12 +27,12 @@ def git_tree_of(repo: Path, files: dict[str, str]) -> str:
 def writer_for(repo: Path, written: list[str]):
     def write_tree(folder: str, content: bytes) -> str:
         written.append(folder)
-        return git(repo, "hash-object", "-w", "-t", "tree", "--stdin", input=content).decode().strip()
+        return git_bytes(repo, "hash-object", "-w", "-t", "tree", "--stdin", input=content).decode().strip()
     return write_tree
 
 
 def loader_for(repo: Path):
-    return lambda sha: git(repo, "cat-file", "tree", sha)
+    return lambda sha: git_bytes(repo, "cat-file", "tree", sha)
 
 
 # names chosen to hit git's ordering rule: a folder sorts as if its name ended in "/"
@@ -113,11 +103,11 @@ def test_entries_git_wrote_with_other_modes_are_kept(repo: Path) -> None:
     blob = store_blob(repo, b"#!/bin/sh\n")
     index = repo / ".git" / "index"
     subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100755,{blob},tools/run.sh"], cwd=repo, check=True)
-    root = git(repo, "write-tree").decode().strip()
+    root = git_bytes(repo, "write-tree").decode().strip()
     index.unlink()
     trees = TreeCache(root, loader_for(repo))
     trees.set_file("tools/notes.md", blob)
     new_root = trees.store(writer_for(repo, []))
-    listing = git(repo, "ls-tree", "-r", new_root).decode()
+    listing = git_bytes(repo, "ls-tree", "-r", new_root).decode()
     assert f"100755 blob {blob}\ttools/run.sh" in listing
     assert f"100644 blob {blob}\ttools/notes.md" in listing
