@@ -22,14 +22,16 @@ import pytest
 
 from monkeyllm_core import Vine, init_forest
 from monkeyllm_core.forest.validate import check_forest
-from monkeyllm_gardener.executors import ExecutorChoice
+from monkeyllm_gardener.executors import LOST_TWICE, ExecutorChoice
 from monkeyllm_gardener.pipeline import Gardener
 from monkeyllm_gardener.testing import isolated_env
 
 REPO = Path(__file__).resolve().parents[2]
 EXPORT = REPO / "fixtures" / "export"
 VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
-DIES_ON = "zz-crash.boom"  # last in walk order: every other file is ahead of it on any worker
+# last in walk order, so every other file is ahead of it on any Dask worker (Dask
+# counts a death against every task waiting on that worker, not only the one running)
+DIES_ON = "zz-crash.boom"
 
 # A command hook (a real external tool): converts a .boom file to markdown, except
 # the one named DIES_ON, on which it SIGKILLs the process that ran it, the
@@ -104,19 +106,20 @@ def ancestry() -> set[int]:
     return pids | {1}
 
 
-def boom_export(tmp_path: Path, *, with_crash: bool = True) -> tuple[Path, Path, Path]:
-    """A source of notes and .boom files (one kills its worker), a forest whose
-    gardener.yaml routes .boom to the hook tool, and the file the tool notes pids in."""
+def boom_export(tmp_path: Path, *, dies_on: str | None = DIES_ON) -> tuple[Path, Path, Path]:
+    """A source of notes and .boom files (``dies_on`` kills its worker), a forest
+    whose gardener.yaml routes .boom to the hook tool, and the file the tool notes
+    pids in."""
     source = tmp_path / "source"
     source.mkdir()
     for i in range(5):
         (source / f"note-{i}.md").write_text(f"# Note {i}\n\nA note written in May 2026, number {i}.\n")
     (source / "fine.boom").write_text("fine\n")
-    if with_crash:
-        (source / DIES_ON).write_text("crash\n")
+    if dies_on:
+        (source / dies_on).write_text("crash\n")
     pids = tmp_path / "pids"
     tool = tmp_path / "hook_tool.py"
-    tool.write_text(f"PIDS = {str(pids)!r}\nDIES_ON = {DIES_ON!r}\nKEEP = {ancestry()!r}\n" + HOOK_TOOL)
+    tool.write_text(f"PIDS = {str(pids)!r}\nDIES_ON = {dies_on!r}\nKEEP = {ancestry()!r}\n" + HOOK_TOOL)
     forest = init_forest(tmp_path / "forest", "Test forest")
     (forest / "_meta/gardener.yaml").write_text(
         json.dumps({"converters": {".boom": f'"{sys.executable}" "{tool}" "{{input}}" "{{output}}"'}}))
@@ -171,6 +174,18 @@ def test_a_worker_that_dies_mid_file_costs_that_file_only(tmp_path: Path, execut
     assert [f.line() for f in checked.findings if f.level == "error"] == []
 
 
+def test_the_process_pool_plants_every_file_a_dead_worker_took_along(tmp_path: Path) -> None:
+    """The file that kills its worker comes first here: the pool breaks with every
+    other file in flight, and each of them is converted again and plants."""
+    source, forest, pids = boom_export(tmp_path, dies_on="aa-crash.boom")
+    for i in range(5, 12):
+        (source / f"note-{i}.md").write_text(f"# Note {i}\n\nA note written in May 2026, number {i}.\n")
+    report = Gardener(forest).adopt(source, jobs=2)
+    assert report.errors == [f"aa-crash.boom: {LOST_TWICE}"]
+    assert sorted(report.planted) == sorted(["fine", *[f"note-{i}" for i in range(12)]])
+    assert [name for name, _ in (line.split() for line in pids.read_text().splitlines())].count("aa-crash.boom") == 2
+
+
 # -- the CLI ---------------------------------------------------------------------------------
 def vine(tmp_path: Path, *args: str | Path, prelude: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     """The real ``vine`` in a subprocess; ``prelude`` runs first in that interpreter."""
@@ -183,7 +198,7 @@ def vine(tmp_path: Path, *args: str | Path, prelude: str = "", **env: str) -> su
 
 def test_vine_adopt_with_executor_dask_converts_on_the_cluster(tmp_path: Path, cluster: Any) -> None:
     import distributed
-    source, forest, pids = boom_export(tmp_path, with_crash=False)
+    source, forest, pids = boom_export(tmp_path, dies_on=None)
     proc = vine(tmp_path, "adopt", source, "--forest", forest, "--json", "--executor", "dask",
                 "--scheduler", cluster.scheduler_address)
     assert proc.returncode == 0, proc.stderr
@@ -200,7 +215,7 @@ def untouched(forest: Path) -> bool:
 
 
 def test_a_missing_dask_extra_is_one_line_with_the_install_hint(tmp_path: Path) -> None:
-    source, forest, _ = boom_export(tmp_path, with_crash=False)
+    source, forest, _ = boom_export(tmp_path, dies_on=None)
     (forest / "_meta/gardener.yaml").unlink()
     proc = vine(tmp_path, "adopt", source, "--forest", forest, "--executor", "dask",
                 "--scheduler", "tcp://127.0.0.1:8786",
@@ -219,7 +234,7 @@ def test_a_missing_dask_extra_is_one_line_with_the_install_hint(tmp_path: Path) 
 ])
 def test_executor_flags_are_checked_before_anything_is_touched(tmp_path: Path, flags: list[str], says: str) -> None:
     pytest.importorskip("distributed", reason="the [dask] extra (distributed) is not installed")
-    source, forest, _ = boom_export(tmp_path, with_crash=False)
+    source, forest, _ = boom_export(tmp_path, dies_on=None)
     (forest / "_meta/gardener.yaml").unlink()
     # Dask's own connect timeout (30 s by default) bounds the wait for a scheduler that is not there
     proc = vine(tmp_path, "adopt", source, "--forest", forest, *flags, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
