@@ -4,8 +4,8 @@
 state for that source from the catalog (no YAML parsing), decide per file
 (unchanged / new / changed / vanished), convert what needs it on workers (local
 processes, or a Dask cluster: ``executors``), and plant in walk order in the
-main process, so the forest is the same for any ``--jobs`` and any executor. Nothing fails the batch: every file ends in exactly one
-list of the report.
+main process, so the forest is the same for any ``--jobs`` and any executor.
+Nothing fails the batch: every file ends in exactly one list of the report.
 """
 from __future__ import annotations
 
