@@ -81,10 +81,11 @@ def _run_pipeline(args: argparse.Namespace, verb: str) -> int:
     forest = _forest(args)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "Use --jobs 1 for a serial run.")
+    executor = _executor(args)
     curator = _curator(args, forest)
     tick, stop = _progress(args, verb)
     with _stdout_kept_for(args.json):
-        report = _run_verb(args, verb, forest, curator, tick, stop)
+        report = _run_verb(args, verb, forest, curator, executor, tick, stop)
     _print(report.to_json() if args.json else report.to_text(verbose=args.verbose))
     return EXIT_FAILED if report.failed else EXIT_OK
 
@@ -108,7 +109,17 @@ def _stdout_kept_for(json_report: bool) -> Iterator[None]:
         os.close(saved)
 
 
-def _run_verb(args: argparse.Namespace, verb: str, forest: Path, curator: Any,
+def _executor(args: argparse.Namespace) -> Any:
+    """Where the conversions run, checked before any file is touched: a Dask
+    executor needs its extra installed (the scheduler is reached when the verb starts)."""
+    from .executors import ExecutorChoice, import_distributed
+    choice = ExecutorChoice(kind=args.executor, scheduler=args.scheduler)
+    if choice.kind == "dask":
+        import_distributed()
+    return choice
+
+
+def _run_verb(args: argparse.Namespace, verb: str, forest: Path, curator: Any, executor: Any,
               tick: Callable[[str, int, int], None] | None, stop: Callable[[], None]) -> Any:
     from .pipeline import Gardener
     jobs = args.jobs
@@ -118,10 +129,11 @@ def _run_verb(args: argparse.Namespace, verb: str, forest: Path, curator: Any,
             source = Path(args.source)
             if not source.is_dir():
                 raise UsageError(f"source {source} is not a folder", "Pass the export folder to adopt.")
-            report = gardener.adopt(source, dest=args.dest or "", curator=curator, dry_run=args.dry_run, jobs=jobs)
+            report = gardener.adopt(source, dest=args.dest or "", curator=curator, dry_run=args.dry_run, jobs=jobs,
+                                    executor=executor)
         else:
             report = gardener.sync(Path(args.source) if args.source else None, path=args.path,
-                                   curator=curator, dry_run=args.dry_run, jobs=jobs)
+                                   curator=curator, dry_run=args.dry_run, jobs=jobs, executor=executor)
     finally:
         stop()
         if curator is not None:
@@ -237,7 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--path", help="only this file or folder, relative to the source")
         p.add_argument("--curate", action="store_true", help="write summaries with the Curator (needs MONKEYLLM_LLM_ENDPOINT)")
         p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-        p.add_argument("--jobs", type=int, help="converter processes (default: CPU count)")
+        p.add_argument("--jobs", type=int, help="converter processes (default: CPU count); with "
+                       "--executor dask, conversions running at once (default: the cluster's threads)")
+        p.add_argument("--executor", choices=("process", "dask"), default="process",
+                       help="where files are converted: local processes (default) or a Dask cluster")
+        p.add_argument("--scheduler", metavar="ADDR",
+                       help="the Dask scheduler's address, e.g. tcp://HOST:8786 (with --executor dask)")
         p.add_argument("--json", action="store_true", help="print the report as JSON")
         p.add_argument("--verbose", action="store_true", help="list unchanged and skipped files too")
         p.set_defaults(func=func)
@@ -287,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _expected_error(exc: Exception) -> int:
     from monkeyllm_core.store.history import GitError
     from .config import ConfigError
+    from .executors import ExecutorError
     from .walk import WalkError
     if isinstance(exc, GitError):
         sys.stderr.write(f"error: {exc} (the forest is unchanged for the failed write; "
@@ -295,7 +313,7 @@ def _expected_error(exc: Exception) -> int:
     if isinstance(exc, VineError):
         sys.stderr.write(exc.one_line() + "\n")
         return EXIT_USAGE
-    if isinstance(exc, (UsageError, ConfigError, WalkError)):
+    if isinstance(exc, (UsageError, ConfigError, WalkError, ExecutorError)):
         line = f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
         sys.stderr.write(line + "\n")
         return EXIT_USAGE

@@ -2,17 +2,17 @@
 
 ``adopt`` and ``sync`` share one reconcile: walk the source, read the forest's
 state for that source from the catalog (no YAML parsing), decide per file
-(unchanged / new / changed / vanished), convert what needs it in worker
-processes, and plant in walk order in the main process, so the forest is the
-same for any ``--jobs``. Nothing fails the batch: every file ends in exactly one
-list of the report.
+(unchanged / new / changed / vanished), convert what needs it on workers (local
+processes, or a Dask cluster: ``executors``), and plant in walk order in the
+main process, so the forest is the same for any ``--jobs`` and any executor.
+Nothing fails the batch: every file ends in exactly one list of the report.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import sys
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin before 3.11
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ from monkeyllm_core.forest.rules import check_new_id, parent_of
 
 from .config import GardenerConfig
 from .error_lines import error_line
+from .executors import WINDOW_PER_SLOT, ConversionJob, ConversionPool, ExecutorChoice, conversion_pool
 from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
 from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
 from .nodes import (
@@ -41,7 +42,7 @@ from .on_curate_policy import draft_for_hooks, merge_hook_result
 from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
-from .worker import Prepared, init_worker, new_tmp_path, prepare_file
+from .worker import Prepared, new_tmp_path, prepare_file
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
@@ -97,7 +98,7 @@ class Gardener:
 
     # -- verbs ------------------------------------------------------------------
     def adopt(self, source: Path, *, dest: str = "", curator: Any = None, dry_run: bool = False,
-              jobs: int | None = None) -> Report:
+              jobs: int | None = None, executor: ExecutorChoice | None = None) -> Report:
         source = Path(source).resolve()
         dest = dest.strip("/")
         _check_dest(dest)  # before anything is recorded: a refused dest must not break later syncs
@@ -109,8 +110,9 @@ class Gardener:
         record = None if dry_run else (lambda: self.config.record_source(source, dest))
         # one bulk session for the whole verb: marking stale, branches and the rollup
         # reach the branch once a second, not one checkpoint per write (gitstore)
-        with Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
-            self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, jobs=jobs,
+        with self._conversions(executor, jobs, dry_run) as pool, \
+                Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
+            self._reconcile(vine, source, dest, report, curator=curator, dry_run=dry_run, pool=pool,
                             on_walked=record)
             if curator is not None and not dry_run:
                 from .rollup import rollup_forest
@@ -120,7 +122,7 @@ class Gardener:
         return report
 
     def sync(self, source: Path | None = None, *, path: str | None = None, curator: Any = None,
-             dry_run: bool = False, jobs: int | None = None) -> Report:
+             dry_run: bool = False, jobs: int | None = None, executor: ExecutorChoice | None = None) -> Report:
         sources = self.config.sources
         if source is not None:
             source = Path(source).resolve()
@@ -135,10 +137,11 @@ class Gardener:
         report = Report(dry_run=dry_run, warnings=self.config.problems())
         # one bulk session for the whole verb: marking stale, branches and the rollup
         # reach the branch once a second, not one checkpoint per write (gitstore)
-        with Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
+        with self._conversions(executor, jobs, dry_run) as pool, \
+                Vine(self.forest, writable=not dry_run) as vine, vine.bulk():
             for entry in sources:
                 self._reconcile(vine, Path(entry["root"]), entry.get("dest", ""), report,
-                                curator=curator, dry_run=dry_run, jobs=jobs, only_path=path)
+                                curator=curator, dry_run=dry_run, pool=pool, only_path=path)
             if curator is not None and not dry_run:
                 from .rollup import rollup_forest
                 report.rollup = rollup_forest(vine, curator=curator, only_ingest=True,
@@ -159,6 +162,13 @@ class Gardener:
                 raise VineError("E_CONFLICT", f"{source} overlaps the adopted source {root}",
                                 "Adopt folders that do not contain each other, or sync the adopted one.")
 
+    def _conversions(self, executor: ExecutorChoice | None, jobs: int | None,
+                     dry_run: bool) -> contextlib.AbstractContextManager[ConversionPool | None]:
+        """The verb's conversion pool (a dry run converts nothing and needs none)."""
+        if dry_run:
+            return contextlib.nullcontext()
+        return conversion_pool(executor, spec=self.spec, tmp_dir=self.forest / TMP_DIR, jobs=jobs)
+
     def _finish_curation(self, report: Report, curator: Any) -> None:
         if curator is not None:
             report.curation_model = curator.model
@@ -167,7 +177,7 @@ class Gardener:
 
     # -- reconcile ----------------------------------------------------------------
     def _reconcile(self, vine: Vine, source: Path, dest: str, report: Report, *, curator: Any,
-                   dry_run: bool, jobs: int | None, only_path: str | None = None,
+                   dry_run: bool, pool: ConversionPool | None, only_path: str | None = None,
                    on_walked: Callable[[], None] | None = None) -> None:
         from .slugs import assign_dir_ids, assign_ids
         if not source.is_dir():
@@ -243,10 +253,11 @@ class Gardener:
                 verb = "refresh" if task.existing else "plant"
                 report.plan.append(f"{verb} {task.node_id} <- {task.file.rel}")
             return
+        assert pool is not None  # only a dry run has none, and it returned above
         batch: list[_Ready] = []
         try:
             with vine.bulk():  # planted nodes reach the branch within a second (gitstore)
-                for ready in self._prepared(vine, tasks, jobs):
+                for ready in self._prepared(vine, tasks, pool):
                     if not self._classify(vine, ready, source, report):
                         continue
                     batch.append(ready)
@@ -289,19 +300,18 @@ class Gardener:
             branches.known.add(branch_id)
             report.branches.append(branch_id)
 
-    def _prepared(self, vine: Vine, tasks: list[_Task], jobs: int | None) -> Iterator[_Ready]:
+    def _prepared(self, vine: Vine, tasks: list[_Task], pool: ConversionPool) -> Iterator[_Ready]:
         """Worker results in walk order, with a bounded number in flight.
 
-        Workers die with this process (``init_worker``). Before waiting for a result
-        that is not ready, the writer checkpoints: what it planted meanwhile reaches
-        the branch instead of waiting on a conversion."""
-        jobs = jobs or os.cpu_count() or 1
+        Local workers die with this process (``init_worker``). Before waiting for a
+        result that is not ready, the writer checkpoints: what it planted meanwhile
+        reaches the branch instead of waiting on a conversion."""
         total = len(tasks)
         tmp_dir = str(self.forest / TMP_DIR)
         # leftovers of a killed run (we hold the writer lock, so nobody else uses them)
         shutil.rmtree(tmp_dir, ignore_errors=True)
         os.makedirs(tmp_dir, exist_ok=True)
-        if jobs <= 1 or total <= 1:
+        if pool.converts_in_writer(total):
             for i, task in enumerate(tasks):
                 self._tick(i, total)
                 # the conversion runs here, in the writer: let the branch catch up first if due
@@ -310,28 +320,21 @@ class Gardener:
                 yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
                                                 tmp_dir, name_title=task.name_title))
             return
-        import multiprocessing
-        ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        window = jobs * 4
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker,
-                                 initargs=(os.getpid(),)) as pool:
-            futures: list[Future[Prepared]] = []
-            nxt = 0
-            for i, task in enumerate(tasks):
-                while nxt < total and nxt < i + window:
-                    t = tasks[nxt]
-                    futures.append(pool.submit(prepare_file, self.spec, str(t.file.path), t.file.rel, t.known_hash,
-                                               tmp_dir, name_title=t.name_title))
-                    nxt += 1
-                self._tick(i, total)
-                if not futures[i].done() and not _ready_soon(futures[i]):
-                    vine.flush()
-                try:
-                    prepared = futures[i].result()
-                except Exception as exc:  # a worker that died: that file fails, the batch goes on
-                    prepared = Prepared(rel=task.file.rel, read_error=f"worker failed: {exc}")
-                futures[i] = None  # type: ignore[call-overload]  # free the result
-                yield _Ready(task, prepared)
+        window = pool.slots * WINDOW_PER_SLOT
+        jobs = [ConversionJob(path=str(t.file.path), rel=t.file.rel, known_hash=t.known_hash,
+                              name_title=t.name_title) for t in tasks]
+        futures: list[Future[Any] | None] = []
+        for i, task in enumerate(tasks):
+            while len(futures) < total and len(futures) < i + window:
+                futures.append(pool.submit(jobs[len(futures)]))
+            future = futures[i]
+            assert future is not None
+            self._tick(i, total)
+            if not future.done() and not _ready_soon(future):
+                vine.flush()
+            prepared = pool.collect(future, jobs[i])  # a worker that died: that file fails, the batch goes on
+            futures[i] = None  # free the result
+            yield _Ready(task, prepared)
 
     def _tick(self, done: int, total: int) -> None:
         if self.progress is not None:
@@ -516,7 +519,7 @@ class Gardener:
 WAIT_BEFORE_CHECKPOINT = 0.02  # a result this close costs less to wait for than a checkpoint
 
 
-def _ready_soon(future: Future[Prepared]) -> bool:
+def _ready_soon(future: Future[Any]) -> bool:
     """True when ``future`` is done within a moment: a short wait is not worth a
     checkpoint, a real one (a big conversion) is."""
     try:
