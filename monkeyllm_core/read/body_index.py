@@ -16,15 +16,19 @@ same way. Before answering, the index brings itself up to date:
 - the catalog logs every node row written (``node_changes``): those nodes are
   looked at again, so a write through any Vine, in any process, is seen by the
   next sniff;
+- every call compares each folder's mtime with the one recorded: a folder whose
+  entries changed (an editor's save by rename, a git checkout, a file removed) has
+  its files' sizes and mtimes compared, and what differs is read again;
 - a sweep compares the catalog's bananas with the index and every file's size and
-  mtime with what was indexed, and re-reads what differs: on the first call of
-  each ``BodyIndex`` (each process), when the catalog was rebuilt or its log
-  pruned past what was read, and at most ``sweep_seconds`` after the last sweep,
-  which bounds how long a file edited by hand in place, outside any Vine, can go
-  unseen (1 s by default; 0 sweeps on every call);
-- a file whose mtime is within a second of when it was read could change again
-  without its mtime moving (timestamps are coarse): it stays "racy" and is
-  re-read, by content digest, at each sweep until it is not.
+  mtime with what was indexed: on the first call of each ``BodyIndex`` (each
+  process), when the catalog was rebuilt or its log pruned past what was read, and
+  at most ``sweep_seconds`` (60) after the last one. That bounds how long a file
+  rewritten in place by hand, outside any Vine (no folder change), can go unseen
+  in a long-lived process; a stat per file is the cost (tens of ms at 10,000), so
+  it is not paid on every call;
+- a file or folder whose mtime is within a second of when it was read could change
+  again without its mtime moving (timestamps are coarse): it stays "racy", and is
+  read again whenever it is next checked (a file by content digest) until it is not.
 
 Disposable and never in git (``_derived/``): a missing, unreadable or other-format
 file is rebuilt, and when it cannot be written at all (a read-only disk) sniff
@@ -49,23 +53,25 @@ from .folding import FOLD_VERSION, fold
 from .wordplan import Piece, pieces_of, words_of
 
 INDEX_PATH = "_derived/bodies.db"
-FORMAT = f"1.{FOLD_VERSION}"
-SWEEP_SECONDS = 1.0
+FORMAT = f"2.{FOLD_VERSION}"
+SWEEP_SECONDS = 60.0
 RACY_NS = 1_000_000_000
 MAX_WORDS = 256  # a piece matching more vocabulary words than this narrows nothing worth the query
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS bodies (
-    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, folder TEXT NOT NULL,
     mtime_ns INTEGER, size INTEGER, digest BLOB, racy INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS bodies_folder ON bodies(folder);
+CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, mtime_ns INTEGER, racy INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS body_words USING fts5(words, tokenize = 'ascii', detail = none);
 CREATE TABLE IF NOT EXISTS vocab (word TEXT PRIMARY KEY, drow TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vocab_drow ON vocab(drow);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_grams USING fts5(word, tokenize = 'trigram case_sensitive 1');
 """
-_TABLES = ("meta", "bodies", "body_words", "vocab", "vocab_grams")
+_TABLES = ("meta", "bodies", "folders", "body_words", "vocab", "vocab_grams")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,8 +95,9 @@ def read_body(root: Path, node_id: str) -> str | None:
 
     Undecodable bytes are replaced rather than hiding the rest of the body; a file
     that is no longer a node (no frontmatter block) has no body to search."""
-    try:
-        data = (root / node_path(node_id)).read_bytes()
+    try:  # os.path, not pathlib: sniff reads thousands of bodies per call
+        with open(os.path.join(root, node_path(node_id)), "rb") as handle:
+            data = handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
     return _body_of(data, node_id)
@@ -101,6 +108,10 @@ def _body_of(data: bytes, node_id: str) -> str:
         return split_node(data.decode("utf-8", errors="replace"), where=node_id)[1]
     except VineError:
         return ""
+
+
+def _folder_of(node_id: str) -> str:
+    return node_id.rpartition("/")[0]
 
 
 def _digest(data: bytes) -> bytes:
@@ -197,16 +208,31 @@ class BodyIndex:
         with self._lock:
             db = self._connect()
             log = self._catalog_log()
-            if not self._sweep_due(db, log) and self._seen(db) == log[2]:
-                return  # nothing written since: no write lock taken
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                self._catch_up(db, log)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+            if self._sweep_due(db, log):
+                started = time.monotonic()
+                self._in_transaction(db, lambda: self._sweep(db), log)
+                self._swept_at = started
+                return
+            assert log is not None
+            seen = self._seen(db)
+            logged = {row[0] for row in self.catalog.db.execute(
+                "SELECT id FROM node_changes WHERE seq > ? AND seq <= ?", (seen, log[2]))} if log[2] > seen else set()
+            moved = self._moved_folders(db)
+            if logged or moved or seen != log[2]:  # else nothing to do, and no write lock taken
+                self._in_transaction(db, lambda: self._revisit(db, logged, moved), log)
+
+    def _in_transaction(self, db: sqlite3.Connection, work, log: tuple[str, int, int] | None) -> None:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            work()
+            if log is not None:
+                db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                               [("instance", log[0]), ("seq", str(log[2]))])
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     @staticmethod
     def _seen(db: sqlite3.Connection) -> int:
@@ -219,20 +245,6 @@ class BodyIndex:
         row = db.execute("SELECT value FROM meta WHERE key = 'instance'").fetchone()
         # another catalog, or its log pruned past what this index read
         return row is None or row[0] != log[0] or self._seen(db) < log[1] - 1
-
-    def _catch_up(self, db: sqlite3.Connection, log: tuple[str, int, int] | None) -> None:
-        """Inside the write transaction: sweep, or revisit what the log names."""
-        seen = self._seen(db)
-        if self._sweep_due(db, log):
-            started = time.monotonic()
-            self._sweep(db)
-            self._swept_at = started
-        elif log is not None and log[2] > seen:
-            changed = {row[0] for row in self.catalog.db.execute(
-                "SELECT id FROM node_changes WHERE seq > ? AND seq <= ?", (seen, log[2]))}
-            self._revisit(db, changed)
-        if log is not None:
-            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("instance", log[0]), ("seq", str(log[2]))])
 
     def _catalog_log(self) -> tuple[str, int, int] | None:
         """(instance, oldest seq kept, newest seq) of the catalog's change log; None
@@ -262,17 +274,47 @@ class BodyIndex:
                 f"SELECT id FROM nodes WHERE kind = 'banana' AND id IN ({', '.join('?' * len(chunk))})", chunk))
         return found
 
+    def _moved_folders(self, db: sqlite3.Connection) -> list[str]:
+        """The folders whose mtime moved (an entry created, renamed or removed: an
+        editor's atomic save, a git checkout) or is too recent to trust."""
+        moved = []
+        for folder, mtime_ns, racy in db.execute("SELECT folder, mtime_ns, racy FROM folders").fetchall():
+            try:
+                if racy or (self.root / folder).stat().st_mtime_ns != mtime_ns:
+                    moved.append(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                moved.append(folder)
+        return moved
+
+    def _note_folders(self, db: sqlite3.Connection, folders: Iterable[str]) -> None:
+        for folder in set(folders):
+            checked_at = time.time_ns()
+            try:
+                mtime_ns = (self.root / folder).stat().st_mtime_ns
+            except (FileNotFoundError, NotADirectoryError):
+                db.execute("DELETE FROM folders WHERE folder = ?", (folder,))
+                continue
+            db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)",
+                       (folder, mtime_ns, 1 if mtime_ns >= checked_at - RACY_NS else 0))
+
     def _sweep(self, db: sqlite3.Connection) -> None:
         bananas = self._bananas()
         indexed = {row[0]: row[1:] for row in db.execute("SELECT id, rowid, mtime_ns, size, digest, racy FROM bodies")}
         for node_id in indexed.keys() - bananas:
             self._drop(db, indexed[node_id][0])
+        db.execute("DELETE FROM folders")
+        # folders first: a file written after its folder's mtime was read is still seen
+        self._note_folders(db, (_folder_of(node_id) for node_id in bananas))
         batch = _Batch()
         for node_id in sorted(bananas):
             self._verify(db, node_id, indexed.get(node_id), batch)
         batch.store_vocabulary(db)
 
-    def _revisit(self, db: sqlite3.Connection, ids: set[str]) -> None:
+    def _revisit(self, db: sqlite3.Connection, logged: set[str], moved: list[str]) -> None:
+        ids = set(logged)
+        for folder in moved:
+            ids.update(row[0] for row in db.execute("SELECT id FROM bodies WHERE folder = ?", (folder,)))
+        self._note_folders(db, [*moved, *(_folder_of(node_id) for node_id in logged)])
         bananas = self._bananas(ids)
         batch = _Batch()
         for node_id in sorted(ids):
@@ -312,8 +354,8 @@ class BodyIndex:
         words = words_of(fold(_body_of(data, node_id)))
         if row is not None:
             self._drop(db, row[0])
-        rowid = db.execute("INSERT INTO bodies (id, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?)",
-                           (node_id, st.st_mtime_ns, len(data), digest, racy)).lastrowid
+        rowid = db.execute("INSERT INTO bodies (id, folder, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?, ?)",
+                           (node_id, _folder_of(node_id), st.st_mtime_ns, len(data), digest, racy)).lastrowid
         db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(words))))
         batch.words |= words
 

@@ -41,13 +41,26 @@ class _FoldTable(dict):
 
 
 _TABLE = _FoldTable()
+_ASCII = frozenset(map(chr, range(128)))
 
 
 def fold(text: str) -> str:
-    """The folded text (ASCII takes the fast path: its fold is ``lower()``)."""
-    if text.isascii():
-        return text.lower()
-    return text.translate(_TABLE)
+    """The folded text.
+
+    Done in C where the rule allows: ``lower()`` is the fold of ASCII, and of every
+    other character the fold of its lowercase is its own fold (``Σ``, final or not,
+    is ``σ``), so only the few distinct characters still unfolded after it are
+    replaced, one ``str.replace`` each. That is exact because a fold is a fixed
+    point: the characters a replacement brings in are already folded. Both
+    properties are tested over the whole BMP."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered
+    for ch in set(lowered).difference(_ASCII):
+        folded = _TABLE[ord(ch)]
+        if folded != ch:
+            lowered = lowered.replace(ch, folded)
+    return lowered
 
 
 def original_span(line: str, start: int, end: int) -> tuple[int, int]:

@@ -10,7 +10,6 @@ window of about 25 tokens of the line centred on its leftmost hit.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -63,27 +62,18 @@ def scan_body(body: str, terms: Sequence[str]) -> BodyScan:
     """Every line of ``body`` holding one of the folded ``terms`` (none spans a line)."""
     folded = fold(body)
     found: dict[int, set[int]] = {}
-    starts: list[int] | None = None
     for index, term in enumerate(terms):
         at = folded.find(term)
+        line = last = 0
         while at != -1:
-            if starts is None:
-                starts = _line_starts(folded)
-            line = bisect_right(starts, at) - 1
+            line += folded.count("\n", last, at)  # hits come in order: count only the gap
             found.setdefault(line, set()).add(index)
-            next_line = starts[line + 1] if line + 1 < len(starts) else len(folded)
-            at = folded.find(term, next_line)
+            last = folded.find("\n", at)
+            if last == -1:
+                break
+            at = folded.find(term, last)  # the next line: a line counts once per term
     hits = [LineHit(line=line, terms=frozenset(found[line])) for line in sorted(found)]
     return BodyScan(body, folded, hits)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    at = text.find("\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
-    return starts
 
 
 def snippet(line: str, start: int, end: int, width: int = SNIPPET_CHARS) -> str:

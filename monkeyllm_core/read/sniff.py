@@ -22,7 +22,7 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
 from .body_index import BodyIndex, Scope, read_body
-from .contract import BUDGETS, shed_tail
+from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
 from .literal import MATCHES_SHOWN, scan_body
 
@@ -71,11 +71,17 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
         score = len(scan.matched_terms()) / len(folded) * (1 + alpha * node_heat)
         ranked.append(((-score, -scan.match_count, node_id), node_id, node_type, title, scan, score, node_heat))
     ranked.sort(key=lambda entry: entry[0])
-    results = [{
-        "id": node_id, "type": node_type, "title": title, "trail": trail_of(node_id),
-        "score": round(score, 4), "heat": round(node_heat, 4), "match_count": scan.match_count,
-        "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(folded),
-    } for _, node_id, node_type, title, scan, score, node_heat in ranked[:k]]
+    results: list[dict[str, Any]] = []
+    room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
+    for _, node_id, node_type, title, scan, score, node_heat in ranked[:k]:
+        if room < 0:
+            break  # a snippet costs a line's folding: only the results that may show are made
+        results.append({
+            "id": node_id, "type": node_type, "title": title, "trail": trail_of(node_id),
+            "score": round(score, 4), "heat": round(node_heat, 4), "match_count": scan.match_count,
+            "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(folded),
+        })
+        room -= len(wire(results[-1]))
     response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
     if response["truncated"]:
         response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "

@@ -77,6 +77,17 @@ def test_a_file_edited_by_hand_is_seen_by_the_next_sweep(vine):
         assert found(eager, "QX-1001") == ["notes/beta"]
 
 
+def test_a_save_by_rename_is_seen_at_once_through_its_folder(vine):
+    plant_notes(vine)
+    with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
+        assert found(index, "QX-1001") == ["notes/alpha"]
+        path = vine.root / "notes/beta.md"
+        spare = path.with_name(".beta.md.swp")
+        spare.write_text(path.read_text(encoding="utf-8").replace("special", "QX-1001"), encoding="utf-8")
+        os.replace(spare, path)  # what vim, and most editors' atomic save, do
+        assert found(index, "QX-1001") == ["notes/alpha", "notes/beta"]
+
+
 def test_a_racy_file_is_read_again_though_size_and_mtime_did_not_move(vine):
     plant_notes(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=0) as index:

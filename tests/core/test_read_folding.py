@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from monkeyllm_core.read.folding import fold, original_span
+from monkeyllm_core.read.folding import _fold_char, fold, original_span
 from monkeyllm_core.read.wordplan import Piece, pieces_of, words_of
 
 
@@ -36,6 +36,16 @@ def test_folding_never_makes_or_removes_a_line_break():
             continue
         ch = chr(code)
         assert ("\n" in fold(ch)) == (ch == "\n"), hex(code)
+
+
+def test_the_fast_fold_is_the_per_character_fold_over_the_bmp():
+    for code in range(0x80, 0x10000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        ch = chr(code)
+        assert fold(ch) == _fold_char(ch), hex(code)
+        assert fold(fold(ch)) == fold(ch), hex(code)  # a fold is a fixed point
+    assert fold("ΟΔΟΣ ΣΑΣ") == _fold_char("ο") + "δοσ σασ"  # a final sigma is a sigma
 
 
 def test_folding_a_line_is_folding_its_characters():
