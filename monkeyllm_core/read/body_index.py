@@ -1,13 +1,17 @@
 """The body index, ``_derived/bodies.db``: which bodies may hold a term, without reading them all.
 
-sniff is a literal scan of bodies, and a plain scan reads every file in scope on
-every call. This index narrows the scan to candidates and never decides a result:
-sniff confirms each candidate by the literal scan of the file on disk, so what it
-returns equals a plain scan, provided the index misses no body holding a term. It
-holds, per banana, the set of its folded words in an FTS5 table (``ascii``
-tokenizer, no positions), and the vocabulary of every word it has seen, with the
-words reversed (suffixes) and a trigram table over them (infixes); ``wordplan``
-says why a body holding a term must hold its pieces' words.
+sniff is a literal scan of bodies, and a plain scan opens every file in scope on
+every call. This index keeps, per banana, its folded body and the set of its
+folded words in an FTS5 table (``ascii`` tokenizer, no positions), with the
+vocabulary of every word it has seen (reversed, for suffixes, and in a trigram
+table, for infixes); ``wordplan`` says why a body holding a term must hold its
+pieces' words. A term's candidates are the bodies holding those words, and sniff
+scans the candidates' folded copies literally, line by line, exactly as it scans a
+file: the index narrows and caches, it never matches. Before showing a result,
+sniff reads that body from disk and compares it with its copy; a copy found out of
+date is replaced by the file's scan for that result, and the index sweeps before
+the next answer. So sniff's answer is a plain scan's, as long as the copies are
+current, which is what the rest of this module keeps true.
 
 Kept true lazily, at read time, so a write pays nothing (ingestion speed is its own
 target) and a forest another engine wrote, or a file edited by hand, is read the
@@ -53,7 +57,7 @@ from .folding import FOLD_VERSION, fold
 from .wordplan import Piece, pieces_of, words_of
 
 INDEX_PATH = "_derived/bodies.db"
-FORMAT = f"2.{FOLD_VERSION}"
+FORMAT = f"3.{FOLD_VERSION}"
 SWEEP_SECONDS = 60.0
 RACY_NS = 1_000_000_000
 MAX_WORDS = 256  # a piece matching more vocabulary words than this narrows nothing worth the query
@@ -66,12 +70,13 @@ CREATE TABLE IF NOT EXISTS bodies (
 );
 CREATE INDEX IF NOT EXISTS bodies_folder ON bodies(folder);
 CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, mtime_ns INTEGER, racy INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS texts (rowid INTEGER PRIMARY KEY, folded TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS body_words USING fts5(words, tokenize = 'ascii', detail = none);
 CREATE TABLE IF NOT EXISTS vocab (word TEXT PRIMARY KEY, drow TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vocab_drow ON vocab(drow);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_grams USING fts5(word, tokenize = 'trigram case_sensitive 1');
 """
-_TABLES = ("meta", "bodies", "folders", "body_words", "vocab", "vocab_grams")
+_TABLES = ("meta", "bodies", "folders", "texts", "body_words", "vocab", "vocab_grams")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,10 +147,10 @@ class BodyIndex:
         self.close()
 
     # -- answering ---------------------------------------------------------------
-    def candidates(self, terms: Sequence[str], scope: Scope) -> set[str] | None:
-        """The bananas in ``scope`` that may hold one of the folded ``terms``, after
-        bringing the index up to date; None when the index cannot be used (then
-        every body in scope is a candidate)."""
+    def candidates(self, terms: Sequence[str], scope: Scope) -> dict[str, str] | None:
+        """The bananas in ``scope`` that may hold one of the folded ``terms``, with their
+        folded bodies, after bringing the index up to date; None when the index cannot
+        be used (then every body in scope must be read from its file)."""
         try:
             self.refresh()
             with self._lock:
@@ -154,19 +159,29 @@ class BodyIndex:
             self.close()
             return None
 
-    def _candidates(self, db: sqlite3.Connection, terms: Sequence[str], scope: Scope) -> set[str] | None:
+    def _candidates(self, db: sqlite3.Connection, terms: Sequence[str], scope: Scope) -> dict[str, str]:
         where, params = scope.sql("b.id")
-        found: set[str] = set()
+        texts = "SELECT b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid"
+        found: dict[str, str] = {}
         for term in terms:
             match = self._match_for(db, pieces_of(term))
-            if match is None:
-                return None  # a term that narrows nothing: every body is a candidate
+            if match is None:  # a term that narrows nothing: every body in scope is a candidate
+                return dict(db.execute(f"{texts} WHERE 1{where}", params).fetchall())
             if match == "":
                 continue  # no indexed word fits: no body holds the term
-            rows = db.execute("SELECT b.id FROM body_words JOIN bodies b ON b.rowid = body_words.rowid "
-                              f"WHERE body_words MATCH ?{where}", [match, *params])
-            found.update(row[0] for row in rows)
+            found.update(db.execute(f"{texts} JOIN body_words ON body_words.rowid = b.rowid "
+                                    f"WHERE body_words MATCH ?{where}", [match, *params]).fetchall())
         return found
+
+    def forget(self, node_id: str) -> None:
+        """Sniff found this body's copy out of date (an edit that moved neither size nor
+        mtime): read it again, and sweep everything, before the next answer."""
+        self._swept_at = None
+        try:
+            with self._lock:
+                self._connect().execute("UPDATE bodies SET racy = 1 WHERE id = ?", (node_id,))
+        except (sqlite3.Error, OSError):
+            self.close()
 
     def _match_for(self, db: sqlite3.Connection, pieces: list[Piece]) -> str | None:
         """The FTS5 query a body holding all ``pieces`` matches; "" when none can, None
@@ -280,7 +295,7 @@ class BodyIndex:
         moved = []
         for folder, mtime_ns, racy in db.execute("SELECT folder, mtime_ns, racy FROM folders").fetchall():
             try:
-                if racy or (self.root / folder).stat().st_mtime_ns != mtime_ns:
+                if racy or os.stat(os.path.join(self.root, folder)).st_mtime_ns != mtime_ns:
                     moved.append(folder)
             except (FileNotFoundError, NotADirectoryError):
                 moved.append(folder)
@@ -290,7 +305,7 @@ class BodyIndex:
         for folder in set(folders):
             checked_at = time.time_ns()
             try:
-                mtime_ns = (self.root / folder).stat().st_mtime_ns
+                mtime_ns = os.stat(os.path.join(self.root, folder)).st_mtime_ns
             except (FileNotFoundError, NotADirectoryError):
                 db.execute("DELETE FROM folders WHERE folder = ?", (folder,))
                 continue
@@ -329,18 +344,14 @@ class BodyIndex:
 
     def _verify(self, db: sqlite3.Connection, node_id: str, row: tuple | None, batch: "_Batch") -> None:
         """Re-read the node's file when its size or mtime moved, or its row is racy."""
-        path = self.root / node_path(node_id)
+        path = os.path.join(self.root, node_path(node_id))  # os.path: a sweep checks every file
         try:
-            st = path.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            if row is not None:
-                self._drop(db, row[0])
-            return
-        if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size and not row[4]:
-            return
-        read_at = time.time_ns()
-        try:
-            data = path.read_bytes()
+            st = os.stat(path)
+            if row is not None and row[1] == st.st_mtime_ns and row[2] == st.st_size and not row[4]:
+                return
+            read_at = time.time_ns()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except (FileNotFoundError, NotADirectoryError):
             if row is not None:
                 self._drop(db, row[0])
@@ -351,17 +362,20 @@ class BodyIndex:
             db.execute("UPDATE bodies SET mtime_ns = ?, size = ?, racy = ? WHERE rowid = ?",
                        (st.st_mtime_ns, st.st_size, racy, row[0]))
             return
-        words = words_of(fold(_body_of(data, node_id)))
+        folded = fold(_body_of(data, node_id))
+        words = words_of(folded)
         if row is not None:
             self._drop(db, row[0])
         rowid = db.execute("INSERT INTO bodies (id, folder, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?, ?)",
                            (node_id, _folder_of(node_id), st.st_mtime_ns, len(data), digest, racy)).lastrowid
+        db.execute("INSERT INTO texts VALUES (?, ?)", (rowid, folded))
         db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(words))))
         batch.words |= words
 
     @staticmethod
     def _drop(db: sqlite3.Connection, rowid: int) -> None:
         db.execute("DELETE FROM body_words WHERE rowid = ?", (rowid,))
+        db.execute("DELETE FROM texts WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM bodies WHERE rowid = ?", (rowid,))
 
     def _connect(self) -> sqlite3.Connection:

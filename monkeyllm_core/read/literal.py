@@ -1,79 +1,78 @@
 """The literal scan of one body: which lines hold which terms, and how to show them.
 
-This is sniff's ground truth. The body index only narrows which bodies are worth
-scanning; every result sniff returns comes from here, run on the body as it is on
-disk, so a result of the indexed search is by construction a result of the plain
-scan. A match is a line: ``match_count`` counts lines holding at least one term,
-and the at most three lines shown are the ones holding the most distinct terms
-(the earliest first among equals), each with the heading it sits under and a
-window of about 25 tokens of the line centred on its leftmost hit.
+This is sniff's ground truth, the same with or without the body index: a folded
+body (a file's, or the index's folded copy of it) is scanned term by term, and the
+lines shown are then taken from the original text. A match is a line:
+``match_count`` counts lines holding at least one term, and the at most three lines
+shown are the ones holding the most distinct terms (the earliest first among
+equals), each with the heading it sits under and a window of about 25 tokens of
+the line centred on its leftmost hit.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
-from .folding import fold, original_span
+from .folding import original_span
 from .headings import enclosing, headings
 
 SNIPPET_CHARS = 100  # about 25 tokens at the contract's four characters per token
 MATCHES_SHOWN = 3
 
 
-@dataclass(frozen=True, kw_only=True)
-class LineHit:
-    line: int                # 0-based line of the body
-    terms: frozenset[int]    # which of the folded terms the line holds
-
-
 class BodyScan:
-    """The hits of some folded terms in one body."""
+    """The hits of some folded terms in one folded body: for each matching line (0-based),
+    the indexes of the terms it holds (plain dicts and sets: a common term makes
+    thousands of these per call)."""
 
-    def __init__(self, body: str, folded_body: str, hits: list[LineHit]) -> None:
-        self.body = body
+    __slots__ = ("folded_body", "lines", "terms_held")
+
+    def __init__(self, folded_body: str, lines: dict[int, set[int]], terms_held: int) -> None:
         self.folded_body = folded_body
-        self.hits = hits
+        self.lines = lines
+        self.terms_held = terms_held
 
     @property
     def match_count(self) -> int:
-        return len(self.hits)
+        return len(self.lines)
 
-    def matched_terms(self) -> frozenset[int]:
-        return frozenset().union(*(hit.terms for hit in self.hits))
-
-    def shown(self, terms: Sequence[str], limit: int = MATCHES_SHOWN) -> list[dict[str, object]]:
-        """The lines worth showing, as ``{"section", "line", "snippet"}`` (line 1-based)."""
-        chosen = sorted(self.hits, key=lambda hit: (-len(hit.terms), hit.line))[:limit]
-        lines = self.body.split("\n")
+    def shown(self, body: str, terms: Sequence[str], limit: int = MATCHES_SHOWN) -> list[dict[str, object]]:
+        """The lines worth showing, as ``{"section", "line", "snippet"}`` (line 1-based),
+        taken from ``body``, the original text whose fold was scanned."""
+        chosen = sorted(self.lines.items(), key=lambda item: (-len(item[1]), item[0]))[:limit]
+        lines = body.split("\n")
         folded_lines = self.folded_body.split("\n")
         heads = headings(lines)
         out: list[dict[str, object]] = []
-        for hit in chosen:
-            folded_line = folded_lines[hit.line]
-            start, term = min((folded_line.find(terms[i]), -len(terms[i]), i) for i in hit.terms)[::2]
-            span = original_span(lines[hit.line], start, start + len(terms[term]))
-            head = enclosing(heads, hit.line)
-            out.append({"section": head.text if head else None, "line": hit.line + 1,
-                        "snippet": snippet(lines[hit.line], *span)})
+        for line, held in chosen:
+            folded_line = folded_lines[line]
+            start, term = min((folded_line.find(terms[i]), -len(terms[i]), i) for i in held)[::2]
+            span = original_span(lines[line], start, start + len(terms[term]))
+            head = enclosing(heads, line)
+            out.append({"section": head.text if head else None, "line": line + 1,
+                        "snippet": snippet(lines[line], *span)})
         return out
 
 
-def scan_body(body: str, terms: Sequence[str]) -> BodyScan:
-    """Every line of ``body`` holding one of the folded ``terms`` (none spans a line)."""
-    folded = fold(body)
-    found: dict[int, set[int]] = {}
+def scan_folded(folded: str, terms: Sequence[str]) -> BodyScan:
+    """Every line of a folded body holding one of the folded ``terms`` (none spans a line)."""
+    lines: dict[int, set[int]] = {}
+    held = 0
     for index, term in enumerate(terms):
         at = folded.find(term)
+        if at != -1:
+            held += 1
         line = last = 0
         while at != -1:
             line += folded.count("\n", last, at)  # hits come in order: count only the gap
-            found.setdefault(line, set()).add(index)
+            if line in lines:
+                lines[line].add(index)
+            else:
+                lines[line] = {index}
             last = folded.find("\n", at)
             if last == -1:
                 break
             at = folded.find(term, last)  # the next line: a line counts once per term
-    hits = [LineHit(line=line, terms=frozenset(found[line])) for line in sorted(found)]
-    return BodyScan(body, folded, hits)
+    return BodyScan(folded, lines, held)
 
 
 def snippet(line: str, start: int, end: int, width: int = SNIPPET_CHARS) -> str:

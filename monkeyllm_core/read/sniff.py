@@ -13,7 +13,8 @@ bytes). AND-preferred, OR-tolerant: three of four terms beat one term forty time
 Past ``k``, or past the 800-token budget, whole nodes drop from the tail and
 ``truncated`` says so, with a hint. ``scanned_nodes`` is the number of bodies
 searched: every banana in scope that passes ``type_filter`` (the body index answers
-for the ones it proves cannot match, ``body_index``).
+for the ones it proves cannot match, ``body_index``). Only the results shown are
+read from disk, each checked against the index's copy.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ..forest.rules import MASTER_ID, is_branch_id, trail_of
 from .body_index import BodyIndex, Scope, read_body
 from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
-from .literal import MATCHES_SHOWN, scan_body
+from .literal import MATCHES_SHOWN, scan_folded
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
@@ -50,36 +51,39 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     catalog = bodies.catalog
     target = resolve_scope(catalog, scope)
     scanned = _count_in_scope(catalog, target, wanted)
-    if target.node is not None:
-        candidates: Iterable[str] | None = [target.node]
-    else:
-        candidates = bodies.candidates(folded, target)
-    if candidates is None:  # no usable index: every body in scope is read
-        candidates = _ids_in_scope(catalog, target)
+    texts = bodies.candidates(folded, target)
+    if texts is None:  # no usable index: every body in scope is read from its file
+        texts = {}
+        for node_id in _ids_in_scope(catalog, target):
+            body = read_body(bodies.root, node_id)
+            if body:
+                texts[node_id] = fold(body)
     found = []
-    for node_id, node_type, title in _described(catalog, candidates, wanted):
-        body = read_body(bodies.root, node_id)
-        if not body:
-            continue
-        scan = scan_body(body, folded)
-        if scan.hits:
+    for node_id, node_type, title in _described(catalog, texts, wanted, target):
+        scan = scan_folded(texts[node_id], folded)
+        if scan.lines:
             found.append((node_id, node_type, title, scan))
     heat = heat_of([node_id for node_id, *_ in found]) if found else {}
     ranked = []
     for node_id, node_type, title, scan in found:
         node_heat = float(heat.get(node_id, 0.0))
-        score = len(scan.matched_terms()) / len(folded) * (1 + alpha * node_heat)
+        score = scan.terms_held / len(folded) * (1 + alpha * node_heat)
         ranked.append(((-score, -scan.match_count, node_id), node_id, node_type, title, scan, score, node_heat))
     ranked.sort(key=lambda entry: entry[0])
     results: list[dict[str, Any]] = []
     room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
     for _, node_id, node_type, title, scan, score, node_heat in ranked[:k]:
         if room < 0:
-            break  # a snippet costs a line's folding: only the results that may show are made
+            break  # only the results that may show are read from disk
+        body = read_body(bodies.root, node_id)
+        if body is None or fold(body) != scan.folded_body:
+            bodies.forget(node_id)  # the index held an older body: it reads it again next time
+            if not body or not (scan := scan_folded(fold(body), folded)).lines:
+                continue
         results.append({
             "id": node_id, "type": node_type, "title": title, "trail": trail_of(node_id),
             "score": round(score, 4), "heat": round(node_heat, 4), "match_count": scan.match_count,
-            "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(folded),
+            "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(body, folded),
         })
         room -= len(wire(results[-1]))
     response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
@@ -169,12 +173,16 @@ def _ids_in_scope(catalog: Any, target: Scope) -> list[str]:
     return [row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)]
 
 
-def _described(catalog: Any, ids: Iterable[str], wanted: set[str] | None) -> list[tuple[str, str, str]]:
+def _described(catalog: Any, ids: Collection[str], wanted: set[str] | None, target: Scope) -> list[tuple[str, str, str]]:
     """(id, type, title) of the bananas among ``ids`` of a wanted type, in id order."""
-    ids = sorted(set(ids))
+    if len(ids) > 1000:  # most of the scope: one pass over it beats a thousand lookups
+        where, params = target.sql("id")
+        rows = catalog.db.execute(f"SELECT id, type, title FROM nodes WHERE kind = 'banana'{where}", params)
+        return sorted(row for row in rows if row[0] in ids and (wanted is None or row[1] in wanted))
+    ordered = sorted(ids)
     out: list[tuple[str, str, str]] = []
-    for at in range(0, len(ids), 500):
-        chunk = ids[at:at + 500]
+    for at in range(0, len(ordered), 500):
+        chunk = ordered[at:at + 500]
         rows = catalog.db.execute(
             f"SELECT id, type, title FROM nodes WHERE kind = 'banana' AND id IN ({', '.join('?' * len(chunk))})",
             chunk)

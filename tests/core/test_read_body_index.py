@@ -38,6 +38,12 @@ def edit_in_place(path, old: str, new: str, *, keep_mtime: bool = False) -> None
     assert path.stat().st_size == st.st_size
 
 
+def settle(path) -> None:
+    """Date a file or folder back, so no freshness check finds it racy."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
+
+
 def test_writes_through_the_vine_are_seen_at_once(vine):
     plant_notes(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
@@ -97,6 +103,19 @@ def test_a_racy_file_is_read_again_though_size_and_mtime_did_not_move(vine):
         assert found(index, "QX-1001") == []
 
 
+def test_a_stale_copy_is_never_shown_and_is_read_again(vine):
+    plant_notes(vine)
+    path = vine.root / "notes/alpha.md"
+    settle(path)
+    settle(path.parent)
+    with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
+        assert found(index, "QX-1001") == ["notes/alpha"]
+        # the one edit no stat can see: in place, same size, mtime put back
+        edit_in_place(path, "QX-1001", "QX-1002", keep_mtime=True)
+        assert found(index, "QX-1001") == []  # the copy said yes, the file says no
+        assert found(index, "QX-1002") == ["notes/alpha"]  # and the copy was read again
+
+
 def test_a_reindex_after_hand_edits_is_seen_through_the_log(vine):
     plant_notes(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
@@ -140,9 +159,7 @@ def test_an_index_of_another_format_is_rebuilt(vine):
 
 def test_a_second_process_reuses_the_index_without_reading_bodies_again(vine):
     plant_notes(vine)
-    path = vine.root / "notes/alpha.md"
-    old = path.stat()
-    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns - 5_000_000_000))  # long settled: not racy
+    settle(vine.root / "notes/alpha.md")
     with BodyIndex(vine.root, vine.catalog) as index:
         found(index, "QX-1001")
     rows = lambda: sqlite3.connect(vine.root / INDEX_PATH).execute(
