@@ -18,14 +18,14 @@ read from disk, each checked against the index's copy.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
 from .body_index import BodyIndex, Scope, read_body
 from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
-from .literal import MATCHES_SHOWN, scan_folded
+from .literal import MATCHES_SHOWN, BodyScan, scan_folded
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
@@ -58,6 +58,21 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
             body = read_body(bodies.root, node_id)
             if body:
                 texts[node_id] = fold(body)
+    ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
+    results = _shown(bodies, ranked[:k], folded)
+    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
+    if response["truncated"]:
+        response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "
+                            "scope=<branch>, add a term, or raise k.")
+    shed_tail(response, "results", BUDGETS["sniff"],
+              hint="The answer was cut to fit 800 tokens: narrow with scope=<branch> or a rarer term, "
+                   "then pick(id, section) the node you want.")
+    return response
+
+
+def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[str] | None, target: Scope,
+            heat_of: HeatOf, alpha: float) -> list[tuple[str, str, str, BodyScan, float, float]]:
+    """(id, type, title, scan, score, heat) of every body holding a term, best first."""
     found = []
     for node_id, node_type, title in _described(catalog, texts, wanted, target):
         scan = scan_folded(texts[node_id], folded)
@@ -68,11 +83,17 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     for node_id, node_type, title, scan in found:
         node_heat = float(heat.get(node_id, 0.0))
         score = scan.terms_held / len(folded) * (1 + alpha * node_heat)
-        ranked.append(((-score, -scan.match_count, node_id), node_id, node_type, title, scan, score, node_heat))
+        ranked.append(((-score, -scan.match_count, node_id), (node_id, node_type, title, scan, score, node_heat)))
     ranked.sort(key=lambda entry: entry[0])
+    return [entry for _, entry in ranked]
+
+
+def _shown(bodies: BodyIndex, ranked: list[tuple[str, str, str, BodyScan, float, float]],
+           folded: list[str]) -> list[dict[str, Any]]:
+    """The results, their matches shown from the files on disk, as many as may fit."""
     results: list[dict[str, Any]] = []
     room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
-    for _, node_id, node_type, title, scan, score, node_heat in ranked[:k]:
+    for node_id, node_type, title, scan, score, node_heat in ranked:
         if room < 0:
             break  # only the results that may show are read from disk
         body = read_body(bodies.root, node_id)
@@ -86,14 +107,7 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
             "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(body, folded),
         })
         room -= len(wire(results[-1]))
-    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
-    if response["truncated"]:
-        response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "
-                            "scope=<branch>, add a term, or raise k.")
-    shed_tail(response, "results", BUDGETS["sniff"],
-              hint="The answer was cut to fit 800 tokens: narrow with scope=<branch> or a rarer term, "
-                   "then pick(id, section) the node you want.")
-    return response
+    return results
 
 
 def check_terms(terms: Sequence[str] | str) -> list[str]:
