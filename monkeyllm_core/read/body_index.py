@@ -266,7 +266,9 @@ class BodyIndex:
         for a catalog without one (then every call sweeps)."""
         try:
             instance = self.catalog.db.execute("SELECT value FROM meta WHERE key = 'instance'").fetchone()
-            oldest, newest = self.catalog.db.execute("SELECT min(seq), max(seq) FROM node_changes").fetchone()
+            # two statements: SQLite answers min() or max() from the key alone, not both at once
+            oldest = self.catalog.db.execute("SELECT min(seq) FROM node_changes").fetchone()[0]
+            newest = self.catalog.db.execute("SELECT max(seq) FROM node_changes").fetchone()[0]
         except sqlite3.OperationalError:
             return None
         if instance is None:
