@@ -50,9 +50,15 @@ def _normalise_value(value: Any) -> Any:
     return value
 
 
+def parse_node(text: str, *, where: str = "node") -> Node:
+    """Split and parse a node. Raises E_FRONTMATTER naming ``where`` on bad input."""
+    yaml_text, body = split_node(text, where=where)
+    return Node(frontmatter=_load_frontmatter(yaml_text, where), body=body)
+
+
 def split_node(text: str, *, where: str = "node") -> tuple[str, str]:
-    """A node's YAML text and its body, without parsing the YAML (what a reader of
-    bodies alone needs). Raises E_FRONTMATTER naming ``where`` when there is no block."""
+    """(frontmatter YAML text, body) without parsing the YAML: for a reader that
+    wants only the body (a digest's outline), the YAML is most of the cost."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.startswith(FENCE):
@@ -69,12 +75,6 @@ def split_node(text: str, *, where: str = "node") -> tuple[str, str]:
     if text.startswith("\n", start):  # the blank line after the fence is not part of the body
         start += 1
     return text[4:end + 1], text[start:]
-
-
-def parse_node(text: str, *, where: str = "node") -> Node:
-    """Split and parse a node. Raises E_FRONTMATTER naming ``where`` on bad input."""
-    yaml_text, body = split_node(text, where=where)
-    return Node(frontmatter=_load_frontmatter(yaml_text, where), body=body)
 
 
 def _load_frontmatter(yaml_text: str, where: str) -> dict[str, Any]:

@@ -31,7 +31,8 @@ from ..errors import VineError, estimate_tokens
 from ..forest.rules import is_branch_id, trail_of
 from .contract import BUDGETS, shed_tail
 from .folding import fold
-from .headings import Heading, enclosing, find_heading, headings, section_lines
+from .headings import Heading, headings, outline, section_text
+from .literal import enclosing
 from .sniff import MAX_TERMS, check_k
 
 RRF_K = 60
@@ -127,35 +128,29 @@ def content_of(body: str, matches: Sequence[Mapping[str, Any]]) -> list[dict[str
     body_tokens = estimate_tokens(body)
     if body_tokens <= WHOLE_BODY_TOKENS:
         return [{"section": None, "body": body, "body_tokens": body_tokens}]
-    lines = body.split("\n")
-    heads = headings(lines)
+    heads = headings(body)
     chosen: list[Heading] = []
     for match in matches:
-        head = enclosing(heads, int(match["line"]) - 1)
+        head = enclosing(heads, int(match["line"]))
         if head is not None and head not in chosen:
             chosen.append(head)
     content, room = [], WHOLE_BODY_TOKENS
     for head in chosen[:SECTIONS_PER_NODE]:
-        start, end = section_lines(heads, head, len(lines))
-        text = "\n".join(lines[start:end]).rstrip("\n") + "\n"
+        # the section this heading opens: to the next heading of the same or a higher level
+        end = next((h.start for h in heads if h.start > head.start and h.level <= head.level), len(body))
+        text = body[head.start:end].rstrip("\n") + "\n"
         tokens = estimate_tokens(text)
         if tokens <= room:
             content.append({"section": head.text, "body": text, "body_tokens": tokens})
             room -= tokens
     if content:
         return content
-    return [{"section": None, "outline": [h.text for h in heads if h.level > 1], "body_tokens": body_tokens}]
+    return [{"section": None, "outline": outline(body), "body_tokens": body_tokens}]
 
 
 def notes_of(body: str) -> str | None:
     """A dataset's ``Notes`` section (any level), without its heading; None without one."""
-    lines = body.split("\n")
-    heads = headings(lines)
-    head = find_heading(heads, "Notes")
-    if head is None:
-        return None
-    start, end = section_lines(heads, head, len(lines))
-    return "\n".join(lines[start + 1:end]).strip() or None
+    return section_text(body, "Notes") or None
 
 
 # Function words of English and Portuguese questions, compared folded: they carry

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .folding import original_span
-from .headings import enclosing, headings
+from .headings import Heading, headings
 
 SNIPPET_CHARS = 100  # about 25 tokens at the contract's four characters per token
 MATCHES_SHOWN = 3
@@ -41,16 +41,26 @@ class BodyScan:
         chosen = sorted(self.lines.items(), key=lambda item: (-len(item[1]), item[0]))[:limit]
         lines = body.split("\n")
         folded_lines = self.folded_body.split("\n")
-        heads = headings(lines)
+        heads = headings(body)
         out: list[dict[str, object]] = []
         for line, held in chosen:
             folded_line = folded_lines[line]
             start, term = min((folded_line.find(terms[i]), -len(terms[i]), i) for i in held)[::2]
             span = original_span(lines[line], start, start + len(terms[term]))
-            head = enclosing(heads, line)
+            head = enclosing(heads, line + 1)
             out.append({"section": head.text if head else None, "line": line + 1,
                         "snippet": snippet(lines[line], *span)})
         return out
+
+
+def enclosing(heads: list[Heading], line: int) -> Heading | None:
+    """The nearest heading at or above the 1-based ``line``; None before the first."""
+    current = None
+    for head in heads:
+        if head.line > line:
+            break
+        current = head
+    return current
 
 
 def scan_folded(folded: str, terms: Sequence[str]) -> BodyScan:
