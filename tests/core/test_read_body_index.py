@@ -56,18 +56,17 @@ def test_writes_through_the_vine_are_seen_at_once(vine):
         assert found(index, "QX-2002") == ["notes/beta", "notes/gamma"]
 
 
-def test_a_write_by_another_process_is_seen_at_once(forest):
-    with forest.open() as writer:
-        plant_notes(writer)
-    reader = forest.open(writable=False)
-    with BodyIndex(reader.root, reader.catalog, sweep_seconds=HOUR) as index:
+def test_a_write_by_another_process_is_seen_at_once(vine):
+    plant_notes(vine)
+    vine.close()  # the writer's lock goes: the other process takes it
+    with Vine(vine.root, writable=False) as reader, \
+            BodyIndex(reader.root, reader.catalog, sweep_seconds=HOUR) as index:
         assert found(index, "QX-3003") == []
         script = ("import sys; from monkeyllm_core import Vine\n"
                   "with Vine(sys.argv[1]) as v:\n"
                   "    v.graft('notes/beta', {'body': '# Beta\\n\\nQX-3003 arrived.\\n'})\n")
-        subprocess.run([sys.executable, "-c", script, str(forest.root)], check=True)
+        subprocess.run([sys.executable, "-c", script, str(reader.root)], check=True)
         assert found(index, "QX-3003") == ["notes/beta"]
-    reader.close()
 
 
 def test_a_file_edited_by_hand_is_seen_by_the_next_sweep(vine):
@@ -170,19 +169,21 @@ def test_a_second_process_reuses_the_index_without_reading_bodies_again(vine):
     assert rows() == before
 
 
-def test_a_read_only_vine_sniffs_and_keeps_the_index(forest):
-    with forest.open() as writer:
-        plant_notes(writer)
-    with forest.open(writable=False) as reader, BodyIndex(reader.root, reader.catalog) as index:
+def test_a_read_only_vine_sniffs_and_keeps_the_index(vine):
+    plant_notes(vine)
+    vine.close()
+    with Vine(vine.root, writable=False) as reader, BodyIndex(reader.root, reader.catalog) as index:
         assert found(index, "QX-1001") == ["notes/alpha"]
-    assert (forest.root / INDEX_PATH).is_file()
+    assert (vine.root / INDEX_PATH).is_file()
 
 
-def test_the_index_never_reaches_git(forest):
-    with forest.open() as vine:
-        plant_notes(vine)
-        with BodyIndex(vine.root, vine.catalog) as index:
-            found(index, "QX-1001")
-    assert (forest.root / INDEX_PATH).is_file()
-    assert forest.status() == ""
-    assert not any(path.startswith("_derived") for path in forest.tracked())
+def test_the_index_never_reaches_git(vine):
+    plant_notes(vine)
+    with BodyIndex(vine.root, vine.catalog) as index:
+        found(index, "QX-1001")
+    vine.close()
+    git = lambda *args: subprocess.run(["git", *args], cwd=vine.root, capture_output=True, text=True,
+                                       check=True).stdout
+    assert (vine.root / INDEX_PATH).is_file()
+    assert git("status", "--porcelain", "--untracked-files=all") == ""
+    assert not any(path.startswith("_derived") for path in git("ls-files").splitlines())

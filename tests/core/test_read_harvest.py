@@ -25,8 +25,7 @@ COMMON_THEN_RARE = ("# Ticket log\n\n## Log\n\n" + "".join(f"retry {i} of the ga
 
 
 @pytest.fixture
-def world(forest):
-    vine = forest.open()
+def world(vine):
     vine.plant({"id": "sales/_index", "type": "branch", "title": "Sales",
                 "summary": "Sales policies, agreements and the 2026 orders."})
     vine.plant({"id": "sales/exchange-policy", "type": "note", "title": "Exchange policy",
@@ -59,7 +58,6 @@ def world(forest):
 
     yield run, calls
     index.close()
-    vine.close()
 
 
 def by_id(response):
@@ -148,17 +146,16 @@ def test_terms_come_from_the_query_when_not_given(world):
     assert got["results"][0]["id"] == "sales/exchange-policy"
 
 
-def test_the_bundle_fits_4000_tokens_dropping_whole_results(forest):
-    with forest.open() as vine:
-        vine.plant({"id": "big/_index", "type": "branch", "title": "Big", "summary": "Big notes."})
-        for i in range(6):
-            vine.plant({"id": f"big/n{i}", "type": "note", "title": f"Big note {i}", "summary": f"Big note {i}.",
-                        "body": f"# Big {i}\n\n" + ("word " * 900) + "\nmarker ZK-1\n"})
-        with BodyIndex(vine.root, vine.catalog) as index:
-            got = harvest("big note", ["ZK-1"], 6,
-                          locate=lambda q, k=5, scope="all", type_filter=None: {"results": vine.catalog.search(q, k=k)},
-                          sniff=lambda terms, scope=None, k=5, type_filter=None: sniff(index, terms, scope=scope, k=k),
-                          body_of=lambda node_id: vine.read(node_id).body, catalog=vine.catalog)
+def test_the_bundle_fits_4000_tokens_dropping_whole_results(vine):
+    vine.plant({"id": "big/_index", "type": "branch", "title": "Big", "summary": "Big notes."})
+    for i in range(6):
+        vine.plant({"id": f"big/n{i}", "type": "note", "title": f"Big note {i}", "summary": f"Big note {i}.",
+                    "body": f"# Big {i}\n\n" + ("word " * 900) + "\nmarker ZK-1\n"})
+    with BodyIndex(vine.root, vine.catalog) as index:
+        got = harvest("big note", ["ZK-1"], 6,
+                      locate=lambda q, k=5, scope="all", type_filter=None: {"results": vine.catalog.search(q, k=k)},
+                      sniff=lambda terms, scope=None, k=5, type_filter=None: sniff(index, terms, scope=scope, k=k),
+                      body_of=lambda node_id: vine.read(node_id).body, catalog=vine.catalog)
     assert got["truncated"] is True and 0 < len(got["results"]) < 6 and fits(got, 4000)
     assert all(c["body"].endswith("marker ZK-1\n") for r in got["results"] for c in r["content"])
     assert "pick(id, section)" in got["hint"]

@@ -47,13 +47,11 @@ def plant_tricky(vine: Vine) -> None:
 
 
 @pytest.fixture
-def tricky(forest):
-    vine = forest.open()
+def tricky(vine):
     plant_tricky(vine)
     index = BodyIndex(vine.root, vine.catalog)
     yield vine, index
     index.close()
-    vine.close()
 
 
 def reference_fold(text: str) -> str:
@@ -111,12 +109,12 @@ def test_a_scope_reads_its_subtree_or_its_node(tricky):
         assert got["scanned_nodes"] == sum(1 for node_id in TRICKY if node_id.startswith(prefix))
 
 
-def test_the_index_changes_no_answer(tricky, forest):
+def test_the_index_changes_no_answer(tricky):
     vine, index = tricky
     indexed = [sniff(index, terms, k=100) for terms in TERM_SETS]
     index.close()
-    (forest.root / INDEX_PATH).unlink()
-    (forest.root / INDEX_PATH).mkdir()  # no database can be opened there: every body is scanned
+    (vine.root / INDEX_PATH).unlink()
+    (vine.root / INDEX_PATH).mkdir()  # no database can be opened there: every body is scanned
     unindexed = BodyIndex(vine.root, vine.catalog)
     assert [sniff(unindexed, terms, k=100) for terms in TERM_SETS] == indexed
 
@@ -210,15 +208,14 @@ def test_past_k_whole_nodes_drop_and_truncated_says_so(tricky):
     assert len(got["results"]) == 1 and got["truncated"] is True and "2 nodes matched" in got["hint"]
 
 
-def test_a_response_over_800_tokens_sheds_whole_nodes_from_the_tail(forest):
-    with forest.open() as vine:
-        vine.plant({"id": "logs/_index", "type": "branch", "title": "Logs", "summary": "Logs."})
-        for i in range(40):
-            line = f"Entry {i}: code QX-17 " + "padding words " * 6
-            vine.plant({"id": f"logs/day-{i:02d}", "type": "note", "title": f"Day {i}", "summary": f"Day {i}.",
-                        "body": f"# Day {i}\n\n" + (line + "\n") * 5})
-        with BodyIndex(vine.root, vine.catalog) as index:
-            got = sniff(index, ["QX-17"], k=40)
+def test_a_response_over_800_tokens_sheds_whole_nodes_from_the_tail(vine):
+    vine.plant({"id": "logs/_index", "type": "branch", "title": "Logs", "summary": "Logs."})
+    for i in range(40):
+        line = f"Entry {i}: code QX-17 " + "padding words " * 6
+        vine.plant({"id": f"logs/day-{i:02d}", "type": "note", "title": f"Day {i}", "summary": f"Day {i}.",
+                    "body": f"# Day {i}\n\n" + (line + "\n") * 5})
+    with BodyIndex(vine.root, vine.catalog) as index:
+        got = sniff(index, ["QX-17"], k=40)
     assert got["truncated"] is True and 0 < len(got["results"]) < 40
     assert fits(got, 800) and "pick(id, section)" in got["hint"]
     assert all(len(r["matches"]) == 3 for r in got["results"])  # whole nodes, never a sliced one
