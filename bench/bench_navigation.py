@@ -58,16 +58,16 @@ def rankers(vine: Vine, index: BodyIndex) -> dict[str, tuple[str, Ranker]]:
 
     out: dict[str, tuple[str, Ranker]] = {}
     if hasattr(vine, "locate"):
-        out["locate"] = ("vine.locate(question, k=5)", lambda q: [r["id"] for r in vine.locate(q, k=K)["results"]])
+        locate, called = vine.locate, "vine.locate(question, k=5)"
     else:
-        out["locate"] = ("Catalog.search(question, k=5): BM25 stand-in, vine.locate is not wired yet",
-                         lambda q: [r["id"] for r in stand_in_locate(q, k=K)["results"]])
+        locate, called = stand_in_locate, "Catalog.search(question, k=5): BM25 stand-in, vine.locate is not wired yet"
+    out["locate"] = (called, lambda q: [r["id"] for r in locate(q, k=K)["results"]])
     if hasattr(vine, "harvest"):
         out["harvest"] = ("vine.harvest(question, k=5)",
                           lambda q: [r["id"] for r in vine.harvest(q, k=K)["results"]])
     else:
-        out["harvest"] = ("read.harvest(question, k=5) over the locate stand-in, read.sniff and Vine.read bodies",
-                          lambda q: [r["id"] for r in harvest(q, None, K, locate=stand_in_locate, sniff=sniff_call,
+        out["harvest"] = (f"read.harvest(question, k=5) over {called.split('(')[0]}, read.sniff and Vine.read bodies",
+                          lambda q: [r["id"] for r in harvest(q, None, K, locate=locate, sniff=sniff_call,
                                                               body_of=body_of, catalog=vine.catalog)["results"]])
     out["sniff"] = ("read.sniff(harvest.sniff_terms(question), k=5)",
                     lambda q: [r["id"] for r in sniff(index, sniff_terms(q), k=K)["results"]] if sniff_terms(q) else [])
