@@ -28,8 +28,8 @@ same way. Before answering, the index brings itself up to date:
   process), when the catalog was rebuilt or its log pruned past what was read, and
   at most ``sweep_seconds`` (60) after the last one. That bounds how long a file
   rewritten in place by hand, outside any Vine (no folder change), can go unseen
-  in a long-lived process; a stat per file is the cost (tens of ms at 10,000), so
-  it is not paid on every call;
+  in a long-lived process; a stat per file is the cost (0.1-0.25 s for 10,000 on
+  the benchmark machine, bench/README.md), so it is not paid on every call;
 - a file or folder whose mtime is within a second of when it was read could change
   again without its mtime moving (timestamps are coarse): it stays "racy", and is
   read again whenever it is next checked (a file by content digest) until it is not.
