@@ -5,6 +5,12 @@ Disposable by design: every row is derived from the markdown files, so
 the Gardener's provenance columns (source_path, source_hash, source_size,
 source_mtime, origin) so a sync reads its state from here without parsing YAML.
 
+Every node row written or deleted is logged in ``node_changes`` (by triggers, so no
+write path can forget it; the newest 100,000 are kept) under the catalog's random
+``instance`` id: derived layers built from the bodies (sniff's ``_derived/bodies.db``)
+learn from it which nodes to look at again, and from a new instance that the
+catalog was rebuilt from nothing.
+
 Readers see each write whole: the rows one write changes (the node, its parent's
 coverage, a grandparent's entry) are one SQLite transaction (``begin``/``commit``
 around them in ``Vine._apply``), committed after the write's files are in place,
@@ -48,6 +54,15 @@ CREATE INDEX IF NOT EXISTS repeats_branch ON repeats(branch);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary, tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE IF NOT EXISTS node_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS node_changes_on_insert AFTER INSERT ON nodes BEGIN
+    INSERT INTO node_changes (id) VALUES (NEW.id);
+    DELETE FROM node_changes WHERE seq <= (SELECT max(seq) FROM node_changes) - 100000;
+END;
+CREATE TRIGGER IF NOT EXISTS node_changes_on_delete AFTER DELETE ON nodes BEGIN
+    INSERT INTO node_changes (id) VALUES (OLD.id);
+END;
+INSERT OR IGNORE INTO meta VALUES ('instance', lower(hex(randomblob(8))));
 """
 
 NODE_COLUMNS = (
@@ -86,7 +101,7 @@ class Catalog:
             return  # a new, empty catalog
         if row is not None and row[0] == SCHEMA_VERSION:
             return
-        for table in ("meta", "nodes", "edges", "repeats", "nodes_fts"):
+        for table in ("meta", "nodes", "edges", "repeats", "nodes_fts", "node_changes"):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
 
     def close(self) -> None:

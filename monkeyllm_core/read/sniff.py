@@ -1,0 +1,204 @@
+"""sniff: where does this exact string appear? A literal search over node bodies.
+
+primitives.md, sniff. The tracker for what nobody lifts into a summary: an invoice
+number, an error code, a SKU, a proper name. It reads bodies and never curated
+metadata (that is locate's half of the split), so it reads bananas only: a branch
+index's body is its children's summaries, replicated. Terms are literal, compared
+case- and accent-insensitively (``folding``); a match is a line, and a node shows
+at most three of its matching lines with ``match_count`` the real total.
+
+Ranking: strength x (1 + alpha x heat), strength the share of the requested terms
+the node holds, ties broken by match_count (then id, so equal answers are equal
+bytes). AND-preferred, OR-tolerant: three of four terms beat one term forty times.
+Past ``k``, or past the 800-token budget, whole nodes drop from the tail and
+``truncated`` says so, with a hint. ``scanned_nodes`` is the number of bodies
+searched: every banana in scope that passes ``type_filter`` (the body index answers
+for the ones it proves cannot match, ``body_index``). Only the results shown are
+read from disk, each checked against the index's copy.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Collection, Sequence
+
+from ..errors import VineError
+from ..forest.rules import MASTER_ID, is_branch_id, trail_of
+from .body_index import BodyIndex, Scope, read_body
+from .contract import BUDGETS, shed_tail, wire
+from .folding import fold
+from .literal import MATCHES_SHOWN, BodyScan, scan_folded
+
+MAX_TERMS = 8
+MIN_TERM_CHARS = 2
+DEFAULT_ALPHA = 0.3
+
+HeatOf = Callable[[Sequence[str]], dict[str, float]]
+
+
+def no_heat(ids: Sequence[str]) -> dict[str, float]:
+    return {}
+
+
+def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = None, k: int = 5,
+          type_filter: str | Sequence[str] | None = None, heat_of: HeatOf = no_heat,
+          alpha: float = DEFAULT_ALPHA, types: Collection[str] | None = None) -> dict[str, Any]:
+    """The nodes whose bodies hold ``terms``, best first (see the module doc).
+
+    ``types`` is the dialect's node types, to refuse an unknown ``type_filter``;
+    ``heat_of`` gives the heat of the matched ids (the session's, when there is one)."""
+    folded = check_terms(terms)
+    check_k(k)
+    wanted = check_type_filter(type_filter, types)
+    catalog = bodies.catalog
+    target = resolve_scope(catalog, scope)
+    scanned = _count_in_scope(catalog, target, wanted)
+    texts = bodies.candidates(folded, target)
+    if texts is None:  # no usable index: every body in scope is read from its file
+        texts = {}
+        for node_id in _ids_in_scope(catalog, target):
+            body = read_body(bodies.root, node_id)
+            if body:
+                texts[node_id] = fold(body)
+    ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
+    results = _shown(bodies, ranked[:k], folded)
+    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
+    if response["truncated"]:
+        response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "
+                            "scope=<branch>, add a term, or raise k.")
+    shed_tail(response, "results", BUDGETS["sniff"],
+              hint="The answer was cut to fit 800 tokens: narrow with scope=<branch> or a rarer term, "
+                   "then pick(id, section) the node you want.")
+    return response
+
+
+def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[str] | None, target: Scope,
+            heat_of: HeatOf, alpha: float) -> list[tuple[str, str, str, BodyScan, float, float]]:
+    """(id, type, title, scan, score, heat) of every body holding a term, best first."""
+    found = []
+    for node_id, node_type, title in _described(catalog, texts, wanted, target):
+        scan = scan_folded(texts[node_id], folded)
+        if scan.lines:
+            found.append((node_id, node_type, title, scan))
+    heat = heat_of([node_id for node_id, *_ in found]) if found else {}
+    ranked = []
+    for node_id, node_type, title, scan in found:
+        node_heat = float(heat.get(node_id, 0.0))
+        score = scan.terms_held / len(folded) * (1 + alpha * node_heat)
+        ranked.append(((-score, -scan.match_count, node_id), (node_id, node_type, title, scan, score, node_heat)))
+    ranked.sort(key=lambda entry: entry[0])
+    return [entry for _, entry in ranked]
+
+
+def _shown(bodies: BodyIndex, ranked: list[tuple[str, str, str, BodyScan, float, float]],
+           folded: list[str]) -> list[dict[str, Any]]:
+    """The results, their matches shown from the files on disk, as many as may fit."""
+    results: list[dict[str, Any]] = []
+    room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
+    for node_id, node_type, title, scan, score, node_heat in ranked:
+        if room < 0:
+            break  # only the results that may show are read from disk
+        body = read_body(bodies.root, node_id)
+        if body is None or fold(body) != scan.folded_body:
+            bodies.forget(node_id)  # the index held an older body: it reads it again next time
+            if not body or not (scan := scan_folded(fold(body), folded)).lines:
+                continue
+        results.append({
+            "id": node_id, "type": node_type, "title": title, "trail": trail_of(node_id),
+            "score": round(score, 4), "heat": round(node_heat, 4), "match_count": scan.match_count,
+            "truncated_matches": scan.match_count > MATCHES_SHOWN, "matches": scan.shown(body, folded),
+        })
+        room -= len(wire(results[-1]))
+    return results
+
+
+def check_terms(terms: Sequence[str] | str) -> list[str]:
+    """The folded, distinct terms; E_SCHEMA unless 1-8 terms of at least 2 characters."""
+    if isinstance(terms, str):
+        terms = [terms]
+    if not isinstance(terms, (list, tuple)) or not all(isinstance(term, str) for term in terms):
+        raise VineError("E_SCHEMA", "terms must be a list of strings",
+                        'Pass the exact strings to find, e.g. terms=["NF-4412", "exchange"].')
+    if not 1 <= len(terms) <= MAX_TERMS:
+        raise VineError("E_SCHEMA", f"sniff takes 1 to {MAX_TERMS} terms, not {len(terms)}",
+                        "Keep the rarest exact strings; locate handles questions in words.")
+    folded: list[str] = []
+    for term in terms:
+        if "\n" in term or "\r" in term:
+            raise VineError("E_SCHEMA", f"term {term!r} spans lines", "A term is matched within one line.")
+        if len(fold(term).strip()) < MIN_TERM_CHARS:
+            raise VineError("E_SCHEMA", f"term {term!r} is shorter than {MIN_TERM_CHARS} characters",
+                            "Every term needs at least 2 characters (after case and accent folding).")
+        if fold(term) not in folded:
+            folded.append(fold(term))
+    return folded
+
+
+def check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise VineError("E_SCHEMA", f"k must be a positive integer, not {k!r}", "For example k=5.")
+
+
+def check_type_filter(type_filter: str | Sequence[str] | None, types: Collection[str] | None) -> set[str] | None:
+    """The node types asked for (None: every type); E_SCHEMA for a type the dialect lacks."""
+    if type_filter is None:
+        return None
+    wanted = [type_filter] if isinstance(type_filter, str) else type_filter
+    if not isinstance(wanted, (list, tuple)) or not wanted or not all(isinstance(t, str) for t in wanted):
+        raise VineError("E_SCHEMA", f"type_filter must be a type or a list of types, not {type_filter!r}",
+                        'For example type_filter="dataset".')
+    unknown = sorted(set(wanted) - set(types)) if types is not None else []
+    if unknown:
+        raise VineError("E_SCHEMA", f"unknown node type(s): {', '.join(unknown)}",
+                        f"Types of this forest: {', '.join(sorted(types or ()))}.")
+    return set(wanted)
+
+
+def resolve_scope(catalog: Any, scope: str | None) -> Scope:
+    """A scope names one node, or a branch (by its folder, ``sales``, or its index,
+    ``sales/_index``) whose subtree is read; None or the master index: everything."""
+    if scope is None or scope in ("", MASTER_ID):
+        return Scope()
+    if not isinstance(scope, str):
+        raise VineError("E_SCHEMA", f"scope must be a node or branch id, not {scope!r}", 'For example scope="sales".')
+    if is_branch_id(scope) and catalog.exists(scope):
+        return Scope(prefix=scope[: -len("_index")])
+    if catalog.exists(scope):
+        return Scope(node=scope)
+    if catalog.exists(f"{scope.rstrip('/')}/_index"):
+        return Scope(prefix=scope.rstrip("/") + "/")
+    raise VineError("E_NOT_FOUND", f"no node or branch {scope!r} to sniff in",
+                    "Scope is a branch (sales or sales/_index) or a node id; locate with scope='branches' finds one.")
+
+
+def _scope_sql(target: Scope, wanted: set[str] | None) -> tuple[str, list[Any]]:
+    where, params = target.sql("id")
+    if wanted is not None:
+        where += f" AND type IN ({', '.join('?' * len(wanted))})"
+        params += sorted(wanted)
+    return where, params
+
+
+def _count_in_scope(catalog: Any, target: Scope, wanted: set[str] | None) -> int:
+    where, params = _scope_sql(target, wanted)
+    return catalog.db.execute(f"SELECT COUNT(*) FROM nodes WHERE kind = 'banana'{where}", params).fetchone()[0]
+
+
+def _ids_in_scope(catalog: Any, target: Scope) -> list[str]:
+    where, params = target.sql("id")
+    return [row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)]
+
+
+def _described(catalog: Any, ids: Collection[str], wanted: set[str] | None, target: Scope) -> list[tuple[str, str, str]]:
+    """(id, type, title) of the bananas among ``ids`` of a wanted type, in id order."""
+    if len(ids) > 1000:  # most of the scope: one pass over it beats a thousand lookups
+        where, params = target.sql("id")
+        rows = catalog.db.execute(f"SELECT id, type, title FROM nodes WHERE kind = 'banana'{where}", params)
+        return sorted(row for row in rows if row[0] in ids and (wanted is None or row[1] in wanted))
+    ordered = sorted(ids)
+    out: list[tuple[str, str, str]] = []
+    for at in range(0, len(ordered), 500):
+        chunk = ordered[at:at + 500]
+        rows = catalog.db.execute(
+            f"SELECT id, type, title FROM nodes WHERE kind = 'banana' AND id IN ({', '.join('?' * len(chunk))})",
+            chunk)
+        out += [row for row in rows if wanted is None or row[1] in wanted]
+    return sorted(out)
