@@ -23,7 +23,7 @@ from .rules import is_branch_id, node_path, parent_of, today, trail_of
 
 
 class Transaction(Protocol):
-    """What the upkeep needs of a write in progress (``vine._Txn``)."""
+    """What the upkeep needs of a write in progress (``writing.transaction.WriteTransaction``)."""
 
     def read(self, rel: str) -> str | None: ...
 
