@@ -53,6 +53,7 @@ from .writing.journal import Journal
 from .writing.lock import ForestLock
 from .writing.payloads import PayloadInstaller, payload_file
 from .writing.recovery import catalog_is_stale, recover
+from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 
 
@@ -200,9 +201,6 @@ class Vine:
             pass
 
     # -- reading ------------------------------------------------------------
-    def _read_text(self, rel: str) -> str | None:
-        return self._files.read(rel)
-
     def exists(self, node_id: str) -> bool:
         try:
             check_id(node_id)  # an id that is not one (``../x``) names no node
@@ -212,7 +210,7 @@ class Vine:
 
     def read(self, node_id: str) -> Node:
         check_id(node_id)
-        text = self._read_text(node_path(node_id))
+        text = self._files.read(node_path(node_id))
         if text is None:
             raise VineError("E_NOT_FOUND", f"no node {node_id!r}",
                             "Ids are paths without .md; search with the catalog or list a branch.")
@@ -277,24 +275,16 @@ class Vine:
         return sha
 
     # -- plant ----------------------------------------------------------------------
-    def plant(self, node: Mapping[str, Any]) -> dict[str, Any]:
-        """Create a node (or a branch). See primitives.md for the node dict."""
+    def plant(self, node: NodeWrite | Mapping[str, Any]) -> dict[str, Any]:
+        """Create a node (or a branch): a ``NodeWrite``, or primitives.md's node dict
+        (``NodeWrite.from_wire``)."""
         self._begin_write()
-        fields = dict(node)
-        body = str(fields.pop("body", "") or "")
-        parent = fields.pop("parent", None)
-        schema = fields.pop("schema", None)
-        rows = fields.pop("rows", None)
-        manual_notes = list(fields.pop("manual_notes", []) or [])
-        payload_source = fields.pop("payload_source", None)
-        payload_move = bool(fields.pop("payload_move", False))
-        row_counts = fields.pop("row_counts", None)  # the caller counted while loading a payload
+        request = node if isinstance(node, NodeWrite) else NodeWrite.from_wire(node)
+        fields = dict(request.passport)
+        body = request.body or ""
         node_id = fields.get("id")
         check_new_id(node_id)
         expected_parent = parent_of(node_id)
-        if parent is not None and parent != expected_parent:
-            raise VineError("E_FRONTMATTER", f"{node_id}: parent {parent!r} breaks the parent rule",
-                            f"{node_id} lives under {expected_parent}.")
         if self.exists(node_id):
             raise VineError("E_EXISTS", f"{node_id} already exists",
                             "Ids are immutable: graft the existing node, or choose another id.")
@@ -317,11 +307,10 @@ class Vine:
 
         txn = self._transaction()
         try:
-            if schema is not None:
-                body = self._payloads.birth_dataset(txn, fields, body, schema, rows, manual_notes)
-            elif payload_source is not None:
-                body = self._payloads.install(txn, fields, body, Path(payload_source), manual_notes,
-                                              move=payload_move, row_counts=row_counts)
+            if request.dataset is not None:
+                body = self._payloads.birth_dataset(txn, fields, body, request.dataset)
+            elif request.payload is not None:
+                body = self._payloads.install(txn, fields, body, request.payload)
             txn.put_node(fields, body)
             self._upkeep.list_in_parent(txn, fields, new=True)
             sha = self._apply(txn, f"plant({node_id}): {one_line(fields['title'])} [source={fields['source']}]")
@@ -332,40 +321,38 @@ class Vine:
         return {"id": node_id, "commit": sha, "trail": trail_of(node_id)}
 
     # -- replace (the Gardener's sync refresh) ----------------------------------------
-    def replace(self, node_id: str, frontmatter: Mapping[str, Any], body: str | None = None, *,
-                message: str | None = None, payload_source: str | os.PathLike[str] | None = None,
-                schema: Mapping[str, Any] | None = None, rows: Mapping[str, Iterable[Any]] | None = None,
-                manual_notes: Iterable[str] = (), payload_move: bool = False,
-                row_counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+    def replace(self, node_id: str, change: NodeWrite | Mapping[str, Any], *,
+                message: str | None = None) -> dict[str, Any]:
         """Replace a node's passport, body and payload in one commit.
 
-        ``frontmatter`` keys are set (None removes a key); ``id``, ``type`` and
-        ``created`` are kept. A new payload (a file or a rebuilt dataset) replaces
-        the old one only if the commit lands. For a dataset only the generated
-        ``## Query manual`` / ``## Sample rows`` sections of the body are rewritten.
+        ``change``: a ``NodeWrite``, or a mapping of passport keys alone. Its
+        passport keys are set (None removes a key); ``id``, ``type`` and ``created``
+        are kept; its body, when given, replaces the body. A new payload (a
+        ``PayloadSpec``, or a ``DatasetSpec`` rebuilt) replaces the old one only if
+        the commit lands. For a dataset only the generated ``## Query manual`` /
+        ``## Sample rows`` sections of the body are rewritten.
         """
         self._begin_write()
+        request = change if isinstance(change, NodeWrite) else NodeWrite(passport=change)
         current = self.read(node_id)
         old = current.frontmatter
         fm = dict(old)
-        for key, value in frontmatter.items():
+        for key, value in request.passport.items():
             if key in ("id", "type", "created"):
                 continue
             if value is None:
                 fm.pop(key, None)
             else:
                 fm[key] = value
-        new_body = current.body if body is None else body
+        new_body = current.body if request.body is None else request.body
         txn = self._transaction()
         try:
-            if schema is not None:
-                new_body = self._payloads.rebuild_dataset(txn, fm, current.body if body is None else new_body,
-                                                          schema, rows, list(manual_notes))
-            elif payload_source is not None:
+            if request.dataset is not None:
+                new_body = self._payloads.rebuild_dataset(txn, fm, new_body, request.dataset)
+            elif request.payload is not None:
                 if old.get("payload"):
                     fm["payload"] = old["payload"]
-                new_body = self._payloads.install(txn, fm, new_body, Path(payload_source), list(manual_notes),
-                                                  move=payload_move, row_counts=row_counts)
+                new_body = self._payloads.install(txn, fm, new_body, request.payload)
             if fm == old and new_body == current.body:
                 txn.abandon()
                 return {"id": node_id, "commit": None, "trail": trail_of(node_id)}

@@ -71,7 +71,10 @@ BUILTIN_INSTALL_HINT = 'pip install "monkeyllm[ingest]"'
 MEDIA_KINDS = frozenset({"image", "audio"})
 # Hooks a plain callable may provide through the monkeyllm.hooks group.
 SIMPLE_HOOK_NAMES = ("on_curate", "register_converters", "register_describers")
-# Draft keys that identify a node or record where it came from: hooks cannot change them.
+# Passport keys that identify a node (id, type) or record where it came from and what
+# payload it holds (origin, source*, payload*): hooks cannot change them. Which file the
+# engine installs is not among them: that travels in the write request beside the
+# passport (monkeyllm_core.NodeWrite), so a hook never sees it.
 _PROTECTED_KEYS = frozenset({"id", "type", "origin"})
 _PROTECTED_PREFIXES = ("source", "payload")
 _MAX_ERROR_CHARS = 300

@@ -14,12 +14,13 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..errors import VineError
 from ..forest.sections import replace_section, section_span
 
 if TYPE_CHECKING:
+    from .request import DatasetSpec, PayloadSpec
     from .transaction import WriteTransaction
 
 
@@ -56,12 +57,11 @@ class PayloadInstaller:
         replacement, so a payload replaced twice can still be put back to HEAD's."""
         return payload.with_name(f".{payload.name}.{next(self._backup_numbers)}.vine-old")
 
-    def birth_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
-                      rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
+    def birth_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, spec: DatasetSpec) -> str:
         """A newborn dataset from a declarative schema; it never overwrites a payload."""
         from ..data.dataset import create_dataset, validate_schema
         from ..hashing import sha256_file
-        validate_schema(schema)
+        validate_schema(spec.schema)
         fm["type"] = fm.get("type") or "dataset"
         name = fm.get("payload") or f"{fm['id'].rsplit('/', 1)[-1]}.db"
         db = self.root / payload_file(fm["id"], name)
@@ -70,23 +70,22 @@ class PayloadInstaller:
                             "A newborn dataset never overwrites a payload; remove it or pick another id.")
         db.parent.mkdir(parents=True, exist_ok=True)
         txn.claim_payload(new=db)
-        counts = create_dataset(db, schema, rows)
+        counts = create_dataset(db, spec.schema, spec.rows)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
         if not body.strip():
             body = f"# {fm['title']}\n"  # FOREST-FORMAT: a dataset body opens with its title
-        return with_map(body, db, notes, with_samples=rows is not None, row_counts=counts)
+        return with_map(body, db, spec.manual_notes, with_samples=spec.rows is not None, row_counts=counts)
 
-    def install(self, txn: WriteTransaction, fm: dict[str, Any], body: str, source: Path,
-                notes: list[str], *, move: bool = False, row_counts: Mapping[str, int] | None = None) -> str:
+    def install(self, txn: WriteTransaction, fm: dict[str, Any], body: str, spec: PayloadSpec) -> str:
         """Copy a file in place as the node's payload (a SQLite db, an image, ...).
 
-        ``move`` renames instead (for a payload the caller built on the forest's
+        ``spec.move`` renames instead (for a payload the caller built on the forest's
         filesystem, e.g. a dataset loaded into ``_derived/tmp``): no second copy."""
         from ..data.sqlite_copy import needs_snapshot, snapshot_database
         from ..hashing import copy_file_with_hash, sha256_file
         name = fm.get("payload")
         if not name:
-            raise VineError("E_FRONTMATTER", f"{fm['id']}: payload_source needs a payload name",
+            raise VineError("E_FRONTMATTER", f"{fm['id']}: a PayloadSpec needs a payload name",
                             "Set payload to the file name beside the passport.")
         dest = self.root / payload_file(fm["id"], str(name))
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +95,8 @@ class PayloadInstaller:
             os.replace(dest, backup)
         else:
             txn.claim_payload(new=dest)
-        if move:
+        source = spec.source
+        if spec.move:
             os.replace(source, dest)
             fm["payload_hash"] = sha256_file(dest)
         elif fm.get("payload_type") == "sqlite" and needs_snapshot(source):
@@ -108,23 +108,22 @@ class PayloadInstaller:
             fm["payload_hash"] = copy_file_with_hash(source, dest)
         if fm.get("payload_type") == "sqlite":
             fm["type"] = "dataset"
-            body = with_map(body, dest, notes, with_samples=True, row_counts=row_counts)
+            body = with_map(body, dest, spec.manual_notes, with_samples=True, row_counts=spec.row_counts)
         return body
 
-    def rebuild_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, schema: Mapping[str, Any],
-                        rows: Mapping[str, Iterable[Any]] | None, notes: list[str]) -> str:
+    def rebuild_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, spec: DatasetSpec) -> str:
         """A dataset born again from its schema beside the old one, which it replaces
         only once it is complete (the old one waits as a backup for the checkpoint)."""
         from ..data.dataset import create_dataset, validate_schema
         from ..hashing import sha256_file
-        validate_schema(schema)
+        validate_schema(spec.schema)
         name = fm.get("payload") or f"{fm['id'].rsplit('/', 1)[-1]}.db"
         db = self.root / payload_file(fm["id"], str(name))
         fresh = db.with_name(f".{db.name}.vine-new")
         for suffix in ("", "-journal"):
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
         txn.claim_payload(new=fresh)
-        counts = create_dataset(fresh, schema, rows)
+        counts = create_dataset(fresh, spec.schema, spec.rows)
         if db.exists():
             backup = self.backup_path(db)
             txn.claim_payload(replaced=(db, backup))
@@ -134,10 +133,10 @@ class PayloadInstaller:
         os.replace(fresh, db)
         txn.new_payloads.remove(fresh)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
-        return with_map(body, db, notes, with_samples=True, row_counts=counts)
+        return with_map(body, db, spec.manual_notes, with_samples=True, row_counts=counts)
 
 
-def with_map(body: str, db: Path, notes: list[str], *, with_samples: bool,
+def with_map(body: str, db: Path, notes: Sequence[str], *, with_samples: bool,
              row_counts: Mapping[str, int] | None = None) -> str:
     """Append the generated map, or regenerate its two sections in place."""
     from ..data.sample_map import render_query_manual, render_sample_rows
