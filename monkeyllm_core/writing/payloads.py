@@ -57,6 +57,16 @@ class PayloadInstaller:
         replacement, so a payload replaced twice can still be put back to HEAD's."""
         return payload.with_name(f".{payload.name}.{next(self._backup_numbers)}.vine-old")
 
+    def _make_room(self, txn: WriteTransaction, payload: Path) -> None:
+        """Claim ``payload``'s place for a new file: a payload already there moves
+        aside to its backup (journalled first), else the new file is a newborn."""
+        if payload.exists():
+            backup = self.backup_path(payload)
+            txn.claim_payload(replaced=(payload, backup))
+            os.replace(payload, backup)
+        else:
+            txn.claim_payload(new=payload)
+
     def birth_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, spec: DatasetSpec) -> str:
         """A newborn dataset from a declarative schema; it never overwrites a payload."""
         from ..data.dataset import create_dataset, validate_schema
@@ -89,12 +99,7 @@ class PayloadInstaller:
                             "Set payload to the file name beside the passport.")
         dest = self.root / payload_file(fm["id"], str(name))
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            backup = self.backup_path(dest)
-            txn.claim_payload(replaced=(dest, backup))
-            os.replace(dest, backup)
-        else:
-            txn.claim_payload(new=dest)
+        self._make_room(txn, dest)
         source = spec.source
         if spec.move:
             os.replace(source, dest)
@@ -124,12 +129,7 @@ class PayloadInstaller:
             Path(f"{fresh}{suffix}").unlink(missing_ok=True)
         txn.claim_payload(new=fresh)
         counts = create_dataset(fresh, spec.schema, spec.rows)
-        if db.exists():
-            backup = self.backup_path(db)
-            txn.claim_payload(replaced=(db, backup))
-            os.replace(db, backup)
-        else:
-            txn.claim_payload(new=db)
+        self._make_room(txn, db)
         os.replace(fresh, db)
         txn.new_payloads.remove(fresh)
         fm.update(payload=name, payload_type="sqlite", payload_hash=sha256_file(db))
