@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import VineError
+from ..forest.rules import check_new_id, parent_of
 
 # Keys of the node dict that are not passport fields: the wire's own (parsed by
 # from_wire) and the engine instructions that only a request spec carries.
@@ -81,7 +82,6 @@ class NodeWrite:
     def from_wire(cls, node: Mapping[str, Any]) -> "NodeWrite":
         """The request for primitives.md's node dict. ``parent``, when given, must be
         the one the id implies (the parent rule)."""
-        from ..forest.rules import check_new_id, parent_of
         fields = dict(node)
         body = str(fields.pop("body", "") or "")
         parent = fields.pop("parent", None)
