@@ -45,7 +45,8 @@ from typing import Any, Iterator, Literal, Protocol
 
 from .host import HostSpec
 from .error_lines import error_line
-from .worker import Prepared, init_worker, new_tmp_path, prepare_file
+from .prepared import Prepared, new_tmp_path
+from .worker import init_worker, prepare_file
 
 ExecutorKind = Literal["process", "dask"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("process", "dask")

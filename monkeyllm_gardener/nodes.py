@@ -1,5 +1,6 @@
-"""Building a node from a conversion: its passport fields and body, and the rules
-a refresh follows for what people wrote (tags, links, their own sections).
+"""Building a node from a conversion: the write request (passport, body and the
+payload to install), and the rules a refresh follows for what people wrote (tags,
+links, their own sections).
 
 Pure functions: the worker stage calls ``title_and_summary``; the main process
 calls ``build_node`` before the plant.
@@ -10,15 +11,14 @@ import datetime as _dt
 import re
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from monkeyllm_core import NodeWrite, PayloadSpec
 from monkeyllm_core.forest.sections import get_section, outline
 
 from .conversion import Conversion
+from .prepared import Prepared, stage_dataset, stages_dataset
 from .walk import SourceFile
-
-if TYPE_CHECKING:
-    from .worker import Prepared
 
 INGEST_CONFIDENCE = 0.7
 MAX_AUTHOR_CHARS = 200
@@ -54,9 +54,15 @@ def file_uri(path: Path) -> str:
 
 
 def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, source: Path,
-               new_tmp_db: Callable[[], Path], *, name_title: bool = False) -> tuple[dict[str, Any], str]:
-    """A node's passport fields and body from a file's conversion: title, type,
-    derived summary, payload, the source's own tags and aliases, provenance."""
+               new_tmp_db: Callable[[], Path], *, name_title: bool = False) -> NodeWrite:
+    """A node's write request from a file's conversion: the passport (title, type,
+    derived summary, payload name, the source's own tags and aliases, provenance),
+    the body, and the payload the engine installs.
+
+    A dataset's SQLite file is the one the worker stage made (``prep.dataset_db``);
+    a conversion made without that stage is staged here, with ``new_tmp_db``, the
+    same way (``stage_dataset``). Either way its rows were counted once, and the
+    count travels in the ``PayloadSpec``."""
     from .derive import (
         derive_summary,
         summary_for_dataset,
@@ -68,6 +74,16 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
     title = title_of(conv, f.rel, name_title=name_title)
     fields: dict[str, Any] = {"id": node_id, "title": title}
     body = conv.markdown or ""
+    payload: PayloadSpec | None = None
+    if stages_dataset(conv):
+        if prep.dataset_db is not None:
+            staged, counts = Path(prep.dataset_db), prep.row_counts
+        else:  # a conversion made without the worker stage: staged here
+            staged = new_tmp_db()
+            counts = stage_dataset(conv, str(f.path), str(staged))
+        # the staged file (for SQLite, the snapshot, -wal data included), never the source itself
+        payload = PayloadSpec(source=staged, move=True, row_counts=None if counts is None else dict(counts),
+                              manual_notes=tuple(conv.manual_notes))
     if conv.kind == "markdown":
         fields["type"] = conv.node_type or "note"
         title, summary = prep.derived or title_and_summary(conv, f.rel, name_title=name_title)
@@ -75,57 +91,31 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         produced = outline(body)
         if produced:
             fields["source_sections"] = produced
-    elif conv.kind == "dataset":
+    elif stages_dataset(conv):
         fields["type"] = "dataset"
-        if prep.dataset_db is not None:
-            tmp, counts = Path(prep.dataset_db), dict(prep.row_counts or {})
-        else:  # a conversion made without a worker stage: load it here
-            from monkeyllm_core.data.dataset import create_dataset
-            tmp = new_tmp_db()
-            counts = create_dataset(tmp, conv.schema, conv.rows)
-        columns = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
-        summary = summary_for_dataset(title, counts, columns)
-        fields.update(payload_source=str(tmp), payload_move=True, payload_type="sqlite",
-                      manual_notes=list(conv.manual_notes), row_counts=counts)
-        body = f"# {title}\n\n{body}".rstrip() + "\n"
-    elif conv.payload_type == "sqlite":
-        fields["type"] = "dataset"
-        tables = dict((conv.structure or {}).get("tables") or {})
-        if prep.dataset_db is not None:
-            snapshot = Path(prep.dataset_db)
-        else:  # a conversion made without the worker stage: snapshot the source here
-            from monkeyllm_core.data.sqlite_copy import snapshot_database
-            snapshot = new_tmp_db()
-            snapshot_database(conv.payload_path or f.path, snapshot)
-        if prep.row_counts is None and not tables:
-            from monkeyllm_core.data.sample_map import describe_tables
-            info = describe_tables(snapshot)
-            tables, counts = info.get("tables", {}), info.get("row_counts", {})
+        if conv.kind == "dataset":
+            tables = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
         else:
-            counts = dict(prep.row_counts or {})
-        summary = summary_for_dataset(title, counts, tables)
-        # the snapshot (rollback journal, -wal data included), never the source itself
-        fields.update(payload_source=str(snapshot), payload_move=True, payload_type="sqlite",
-                      manual_notes=list(conv.manual_notes))
-        if prep.row_counts is not None:
-            fields["row_counts"] = dict(prep.row_counts)  # counted once, in the worker
+            tables = dict((conv.structure or {}).get("tables") or {})
+        summary = summary_for_dataset(title, dict(counts or {}), tables)
+        fields["payload_type"] = "sqlite"
         body = f"# {title}\n\n{body}".rstrip() + "\n"
     elif conv.media is not None:
         fields["type"] = conv.node_type or "media"
         body = render_media_body(title, conv.media, prep.description)
         summary = summary_for_media(title, media_summary_facts(conv.media), kind=conv.media.kind)
         slug = node_id.rsplit("/", 1)[-1]
-        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}",
-                      payload_type=conv.payload_type, payload_source=str(conv.payload_path or f.path))
+        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type)
+        payload = PayloadSpec(source=conv.payload_path or f.path)
     else:
         fields["type"] = conv.node_type or "document"
         # a payload that is not a database lives in _assets/ beside the node, like media:
         # gitignored, so it can never be committed by accident
         slug = node_id.rsplit("/", 1)[-1]
-        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type,
-                      payload_source=str(conv.payload_path or f.path))
+        fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type)
+        payload = PayloadSpec(source=conv.payload_path or f.path)
         summary = derive_summary(body, title=title, kind_hint="document") if body else title_sentence(title, "document")
-    if conv.kind == "dataset" or conv.payload_type == "sqlite":
+    if stages_dataset(conv):
         fields.setdefault("payload", f"{node_id.rsplit('/', 1)[-1]}.db")
     fields["summary"] = summary
     fields["summary_source"] = "derived"
@@ -149,7 +139,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         source_path=f.rel, source_hash=prep.sha256, source_size=f.size,
         source_mtime=round(f.mtime, 3),
     )
-    return fields, body
+    return NodeWrite(passport=fields, body=body, payload=payload)
 
 
 def tidy(line: str, name: str) -> str:

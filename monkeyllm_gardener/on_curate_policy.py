@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 HOOK_DRAFT_KEYS = ("id", "type", "title", "summary", "tags", "aliases", "links")
 EDITABLE_KEYS = ("title", "summary", "tags", "aliases", "links")
+# Passport keys that identify a node (id, type) or record where it came from and what
+# payload it holds (origin, source*, payload*): hooks cannot change them. Which file the
+# engine installs is not among them: that travels in the write request beside the
+# passport (monkeyllm_core.NodeWrite), so a hook never sees it.
 PROTECTED_KEYS = frozenset({"id", "type", "origin"})
 PROTECTED_PREFIXES = ("source", "payload")
 # Required passport fields: a hook may rewrite them, never remove them.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from monkeyllm_core import Vine, VineError
+from monkeyllm_core import NodeWrite, PayloadSpec, Vine, VineError
 from monkeyllm_core.forest.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
 from monkeyllm_core.store.history import GitError
 from monkeyllm_core.forest.sections import outline
@@ -42,7 +42,8 @@ from .on_curate_policy import draft_for_hooks, merge_hook_result
 from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
-from .worker import Prepared, new_tmp_path, prepare_file
+from .prepared import Prepared, new_tmp_path
+from .worker import prepare_file
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
@@ -73,8 +74,7 @@ class _Branches:
 class _Ready:
     task: _Task
     prepared: Prepared
-    fields: dict[str, Any] = field(default_factory=dict)
-    body_text: str = ""
+    request: NodeWrite | None = None  # built once the file is classified as needing a plant
 
 
 class Gardener:
@@ -377,9 +377,8 @@ class Gardener:
         report.warnings += [f"{rel}: {tidy(w, name)}" for w in result.conversion.warnings]
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
         try:
-            ready.fields, ready.body_text = build_node(task.node_id, task.file, prep, result.conversion, source,
-                                                       lambda: self._tmp_path(vine),
-                                                       name_title=task.name_title)
+            ready.request = build_node(task.node_id, task.file, prep, result.conversion, source,
+                                       lambda: self._tmp_path(vine), name_title=task.name_title)
         except Exception as exc:
             report.errors.append(f"{rel}: {error_line(exc)}")
             if prep.dataset_db:
@@ -406,7 +405,8 @@ class Gardener:
         vine.flush()  # the model may take a while: what is planted reaches the branch first
         requests = []
         for ready in batch:
-            fields = ready.fields
+            assert ready.request is not None
+            fields = ready.request.passport
             if ready.task.existing and (vine.read(ready.task.node_id).frontmatter.get("summary_source") != "derived"):
                 continue  # a curated or hand-written summary is kept on sync
             parent = parent_of(fields["id"])
@@ -425,9 +425,10 @@ class Gardener:
         return outcomes
 
     def _plant_one(self, vine: Vine, ready: _Ready, report: Report, outcome: Any, branches: _Branches) -> None:
-        task = ready.task
-        fields = dict(ready.fields)
-        body = ready.body_text
+        task, request = ready.task, ready.request
+        assert request is not None
+        fields = dict(request.passport)
+        body = request.body or ""
         if self.config.default_tags:
             fields["tags"] = merge_tags(fields.get("tags"), self.config.default_tags)
         if outcome is not None:
@@ -446,19 +447,19 @@ class Gardener:
                 self._ensure_dataset_conventions(vine)
             if task.existing is None:
                 self._ensure_branches(vine, branches, task.file.rel, report)
-                vine.plant({**fields, "body": body})
+                vine.plant(NodeWrite(passport=fields, body=body, payload=request.payload))
                 report.planted.append(task.node_id)
             else:
-                self._refresh(vine, task, fields, body)
+                self._refresh(vine, task, fields, body, request.payload)
                 report.updated.append(task.node_id)
         except GitError:
             raise  # the repository cannot take any write: one line for the run, not one per file
         except Exception as exc:
             report.errors.append(f"{task.file.rel}: {error_line(exc)}")
         finally:
-            source = fields.get("payload_source")
-            if fields.get("payload_move") and source and Path(source).exists():
-                Path(source).unlink()
+            payload = request.payload
+            if payload is not None and payload.move and payload.source.exists():
+                payload.source.unlink()
 
     def _ensure_dataset_conventions(self, vine: Vine) -> None:
         """A forest made before the dialect stated the dataset conventions gets them
@@ -471,7 +472,8 @@ class Gardener:
         if CONVENTIONS_HEADER not in outline(schema.body):
             vine.graft(SCHEMA_ID, {"append_section": {"header": CONVENTIONS_HEADER, "body": DATASET_CONVENTIONS}})
 
-    def _refresh(self, vine: Vine, task: _Task, fields: dict[str, Any], body: str) -> None:
+    def _refresh(self, vine: Vine, task: _Task, fields: dict[str, Any], body: str,
+                 payload: PayloadSpec | None) -> None:
         """A changed source: body and payload replaced together; curated fields kept."""
         current = vine.read(task.node_id)
         old = current.frontmatter
@@ -482,10 +484,6 @@ class Gardener:
             raise VineError("E_CONFLICT", f"{task.node_id} is a {was} node but {task.file.rel} now converts "
                             f"to a {now} node; the node is left unchanged",
                             "Rename the source file to plant a new node, or remove the old node by hand.")
-        payload_source = fields.pop("payload_source", None)
-        payload_move = fields.pop("payload_move", False)
-        manual_notes = fields.pop("manual_notes", ())
-        row_counts = fields.pop("row_counts", None)
         keep_summary = old.get("summary_source") != "derived" and fields.get("summary_source") != "curated"
         if keep_summary:
             fields["summary"] = old["summary"]
@@ -501,8 +499,7 @@ class Gardener:
             new_body = keep_human_sections(current.body, body, old.get("source_sections"))
             if "source_sections" not in fields:
                 fields["source_sections"] = None  # the source has no sections any more
-        vine.replace(task.node_id, fields, new_body, payload_source=payload_source,
-                     payload_move=payload_move, manual_notes=manual_notes, row_counts=row_counts,
+        vine.replace(task.node_id, NodeWrite(passport=fields, body=new_body, payload=payload),
                      message=f"gardener(sync): {task.node_id}")
 
     def _run_hooks(self, vine: Vine, fields: dict[str, Any], report: Report, rel: str) -> dict[str, Any]:
@@ -557,11 +554,12 @@ def _check_dest(dest: str) -> None:
 def _curation_text(ready: _Ready) -> str:
     """What the model reads: the body, plus for a dataset its tables and columns
     (its map is generated at plant time, after curation)."""
-    fields = ready.fields
-    text = ready.body_text
+    assert ready.request is not None
+    fields, payload = ready.request.passport, ready.request.payload
+    text = ready.request.body or ""
     if fields.get("type") == "dataset":
         text = f"{text.rstrip()}\n\n{fields['summary']}\n"
-        notes = fields.get("manual_notes") or []
+        notes = payload.manual_notes if payload is not None else ()
         if notes:
             text += "\n".join(notes) + "\n"
     return text

@@ -11,32 +11,14 @@ never holds the forest's lock or the writer's git pipes: ``lineage``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Mapping
 
 from monkeyllm_core.writing import lineage
 from monkeyllm_core.hashing import sha256_file
 
+from .host import HostSpec, host_from_spec
 from .error_lines import error_line
-from .host import ConvertResult, HostSpec, host_from_spec
 from .nodes import title_and_summary
-
-
-@dataclass(frozen=True, kw_only=True)
-class Prepared:
-    """The worker stage's answer for one file (picklable)."""
-
-    rel: str
-    sha256: str | None = None
-    result: ConvertResult | None = None
-    description: str | None = None
-    problems: tuple[str, ...] = ()
-    read_error: str | None = None
-    unchanged: bool = False  # the hash matched the forest's: nothing to convert
-    # a dataset loaded, or a SQLite source's snapshot made, by the worker: moved into place
-    dataset_db: str | None = None
-    row_counts: Mapping[str, int] | None = None
-    derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
+from .prepared import Prepared, new_tmp_path, stage_dataset, stages_dataset
 
 
 def init_worker(writer_pid: int) -> None:
@@ -46,9 +28,10 @@ def init_worker(writer_pid: int) -> None:
 
 def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
                  tmp_dir: str | None = None, *, name_title: bool = False) -> Prepared:
-    """Hash and convert one file, and load a dataset's rows into a new SQLite file
-    under ``tmp_dir`` (with the engine's own ``create_dataset``), so the heavy work
-    runs in a worker process and the main process only moves the file in place."""
+    """Hash and convert one file, and stage a dataset's SQLite file under ``tmp_dir``
+    (``stage_dataset``: rows loaded, or a SQLite source snapshotted, and counted), so
+    the heavy work runs in a worker process and the main process only moves the
+    file in place."""
     try:
         digest = source_digest(path)
     except OSError as exc:
@@ -63,41 +46,22 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
     if conv is not None and conv.media is not None and host.describers(conv.media.kind):
         description, found = host.describe(path, conv.media)
         problems = tuple(found)
-    if conv is not None and conv.kind == "dataset" and tmp_dir is not None:
+    if conv is not None and stages_dataset(conv) and tmp_dir is not None:
         import dataclasses
-
-        from monkeyllm_core.data.dataset import create_dataset
-        name = new_tmp_path(tmp_dir)
+        staged = new_tmp_path(tmp_dir)
         try:
-            counts = create_dataset(name, conv.schema, conv.rows)
+            counts = stage_dataset(conv, path, staged)
         except Exception as exc:
-            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {error_line(exc)}")
-        # the rows are in the file now: do not send the row sources back
-        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
+            reason = error_line(exc) if conv.kind == "dataset" else f"cannot copy the database ({error_line(exc)})"
+            return Prepared(rel=rel, sha256=digest, read_error=f"{result.converter} failed: {reason}")
+        if conv.kind == "dataset":  # the rows are in the file now: do not send the row sources back
+            result = dataclasses.replace(result, conversion=dataclasses.replace(conv, rows=None))
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        dataset_db=name, row_counts=counts)
+                        dataset_db=staged, row_counts=counts)
     if conv is not None and conv.kind == "markdown":
         # deriving a summary reads the whole text: do it here, on the pool
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         derived=title_and_summary(conv, rel, name_title=name_title))
-    if conv is not None and conv.payload_type == "sqlite" and tmp_dir is not None:
-        # The source is never opened (a WAL database would grow -wal/-shm beside it):
-        # a rollback-journal snapshot, -wal data included, becomes the payload, and
-        # the rows are counted on it here, in the worker (COUNT(*) is a scan).
-        from monkeyllm_core.data.sample_map import describe_tables
-        from monkeyllm_core.data.sqlite_copy import snapshot_database
-        snapshot = new_tmp_path(tmp_dir)
-        try:
-            snapshot_database(conv.payload_path or path, snapshot)
-        except Exception as exc:
-            return Prepared(rel=rel, sha256=digest,
-                            read_error=f"{result.converter} failed: cannot copy the database ({error_line(exc)})")
-        try:
-            counts = describe_tables(snapshot).get("row_counts", {})
-        except Exception:  # the engine reports an unreadable database when it maps the copy
-            counts = None
-        return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
-                        dataset_db=snapshot, row_counts=counts)
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
 
 
@@ -117,12 +81,3 @@ def source_digest(path: str) -> str:
     import hashlib
     return hashlib.sha256(f"{digest}\n{sha256_file(wal)}".encode()).hexdigest()
 
-
-def new_tmp_path(tmp_dir: str) -> str:
-    """A fresh path under ``tmp_dir`` with no file at it (create_dataset refuses an
-    existing file; snapshot_database expects none)."""
-    import tempfile
-    fd, name = tempfile.mkstemp(suffix=".db", dir=tmp_dir)
-    os.close(fd)
-    os.unlink(name)
-    return name

@@ -13,7 +13,7 @@ catalog was rebuilt from nothing.
 
 Readers see each write whole: the rows one write changes (the node, its parent's
 coverage, a grandparent's entry) are one SQLite transaction (``begin``/``commit``
-around them in ``Vine._apply``), committed after the write's files are in place,
+around them in ``WriteTransaction.apply``), committed after the write's files are in place,
 so a row a reader sees always has its file on disk. A reader that needs several
 statements to agree runs them in one read transaction (WAL gives it a snapshot).
 """

@@ -24,7 +24,7 @@ from ..store.messages import one_line
 
 
 class Transaction(Protocol):
-    """What the upkeep needs of a write in progress (``vine._Txn``)."""
+    """What the upkeep needs of a write in progress (``writing.transaction.WriteTransaction``)."""
 
     def read(self, rel: str) -> str | None: ...
 

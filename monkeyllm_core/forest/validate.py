@@ -29,7 +29,8 @@ from ..errors import VineError, estimate_tokens
 from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
 from ..store.messages import one_line
-from ..vine import Vine, payload_file
+from ..vine import Vine
+from ..writing.payloads import payload_file
 from ..writing.writer_probe import LockState, probe
 
 FILE_READ_ATTEMPTS = 3  # reads of the files before a stream of writers sends validate to HEAD

@@ -3,7 +3,7 @@
 Before a write touches a file or a payload it appends one JSON line naming them;
 a checkpoint (the moment git's branch ref moves) empties the journal. So after a
 killed process the journal lists exactly what may differ from HEAD, and the next
-writable open puts those paths back (``Vine._recover``). It lives in the git dir so it
+writable open puts those paths back (``recovery.recover``). It lives in the git dir so it
 is never committed and survives the deletion of ``_derived/``: the per-worktree one
 (``gitrepo.py``), since each worktree of a repository is a forest of its own.
 """

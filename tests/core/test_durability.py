@@ -112,10 +112,12 @@ def test_a_kill_during_a_payload_copy_leaves_no_temporary_file(brain, tmp_path):
     os.mkfifo(fifo)
     writer = start_writer(tmp_path, """
         import sys
-        from monkeyllm_core import Vine
+        from monkeyllm_core import NodeWrite, PayloadSpec, Vine
         vine = Vine(sys.argv[1])
-        vine.plant({"id": "big", "type": "dataset", "title": "Big", "summary": "A big database adopted whole.",
-                    "payload": "big.db", "payload_type": "sqlite", "payload_source": sys.argv[2]})
+        vine.plant(NodeWrite(passport={"id": "big", "type": "dataset", "title": "Big",
+                                       "summary": "A big database adopted whole.", "payload": "big.db",
+                                       "payload_type": "sqlite"},
+                             payload=PayloadSpec(source=sys.argv[2])))
     """, str(brain.root), str(fifo))
     feeder = open(fifo, "wb")  # blocks until the writer opens the FIFO to copy it
     try:

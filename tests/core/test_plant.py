@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from monkeyllm_core import Vine, VineError, parse_node
+from monkeyllm_core import NodeWrite, PayloadSpec, Vine, VineError, parse_node
 from monkeyllm_core.forest.sections import get_section
 
 SUMMARY = "Return and exchange windows per channel, with invoice rules."
@@ -106,8 +106,9 @@ def test_payloads_are_never_staged(vine, brain, tmp_path):
                 "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
     image = tmp_path / "photo.png"
     image.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
-    vine.plant({"id": "data/photo", "type": "media", "title": "Photo", "summary": "A team photo.",
-                "payload": "_assets/photo.png", "payload_type": "image", "payload_source": str(image)})
+    vine.plant(NodeWrite(passport={"id": "data/photo", "type": "media", "title": "Photo", "summary": "A team photo.",
+                                   "payload": "_assets/photo.png", "payload_type": "image"},
+                         payload=PayloadSpec(source=image)))
     vine.close()
     assert (brain.root / "data" / "ledger.db").is_file() and (brain.root / "data" / "_assets" / "photo.png").is_file()
     tracked = brain.tracked()

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from monkeyllm_core import Vine, parse_node
+from monkeyllm_core import NodeWrite, PayloadSpec, Vine, parse_node
 
 
 def _db(path: Path, value: str) -> Path:
@@ -23,14 +23,14 @@ def _db(path: Path, value: str) -> Path:
 
 def test_two_replacements_then_a_crash_restore_the_committed_payload(brain, tmp_path: Path) -> None:
     with Vine(brain.root) as vine:
-        vine.plant({"id": "data", "type": "dataset", "title": "Data", "summary": "One table of values.",
-                    "payload": "data.db", "payload_type": "sqlite",
-                    "payload_source": str(_db(tmp_path / "v0.db", "v0"))})
+        vine.plant(NodeWrite(passport={"id": "data", "type": "dataset", "title": "Data",
+                                       "summary": "One table of values.", "payload": "data.db", "payload_type": "sqlite"},
+                             payload=PayloadSpec(source=_db(tmp_path / "v0.db", "v0"))))
     committed = (brain.root / "data.db").read_bytes()
     script = tmp_path / "replace_twice.py"
     script.write_text(textwrap.dedent(f"""
         import os, sqlite3, sys
-        from monkeyllm_core import Vine
+        from monkeyllm_core import NodeWrite, PayloadSpec, Vine
         def db(path, value):
             conn = sqlite3.connect(path); conn.execute("CREATE TABLE t (v TEXT)")
             conn.execute("INSERT INTO t VALUES (?)", (value,)); conn.commit(); conn.close()
@@ -38,8 +38,8 @@ def test_two_replacements_then_a_crash_restore_the_committed_payload(brain, tmp_
         vine = Vine({str(brain.root)!r})
         with vine.bulk(seconds=3600):  # no checkpoint until the session ends
             for value in ("v1", "v2"):
-                vine.replace("data", {{"summary": "One table of values, " + value + "."}},
-                             payload_source=db({str(tmp_path)!r} + "/" + value + ".db", value))
+                vine.replace("data", NodeWrite(passport={{"summary": "One table of values, " + value + "."}},
+                                               payload=PayloadSpec(source=db({str(tmp_path)!r} + "/" + value + ".db", value))))
             os._exit(9)  # die before any checkpoint, like kill -9
     """))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)

@@ -51,7 +51,7 @@ def test_a_keep_naming_a_dead_writer_is_swept_and_a_live_ones_stays(tmp_path):
 
 KILLED_IN_THE_SNAPSHOT = """
     import os, sys
-    from monkeyllm_core import Vine
+    from monkeyllm_core import NodeWrite, PayloadSpec, Vine
 
     def kill_in_the_snapshot(event, args):
         if event == "sqlite3.connect" and ".snapshot-" in str(args[0]):
@@ -59,8 +59,10 @@ KILLED_IN_THE_SNAPSHOT = """
 
     vine = Vine(sys.argv[1])
     sys.addaudithook(kill_in_the_snapshot)
-    vine.plant({"id": "wal", "type": "dataset", "title": "Wal", "summary": "A WAL database adopted whole.",
-                "payload": "wal.db", "payload_type": "sqlite", "payload_source": sys.argv[2]})
+    vine.plant(NodeWrite(passport={"id": "wal", "type": "dataset", "title": "Wal",
+                                   "summary": "A WAL database adopted whole.", "payload": "wal.db",
+                                   "payload_type": "sqlite"},
+                         payload=PayloadSpec(source=sys.argv[2])))
 """
 
 

@@ -150,7 +150,7 @@ def test_a_read_only_source_folder_still_adopts(vine_cli: Any, tmp_path: Path) -
 
 
 def test_a_wal_database_planted_through_the_engine_lands_in_rollback_mode(tmp_path: Path) -> None:
-    from monkeyllm_core import Vine, init_forest
+    from monkeyllm_core import NodeWrite, PayloadSpec, Vine, init_forest
 
     forest = init_forest(tmp_path / "forest", "T")
     db = tmp_path / "src" / "live.db"
@@ -158,8 +158,10 @@ def test_a_wal_database_planted_through_the_engine_lands_in_rollback_mode(tmp_pa
     try:
         before = folder_state(db.parent)
         with Vine(forest) as engine:
-            engine.plant({"id": "live", "type": "dataset", "title": "Live", "summary": "Events of the live app.",
-                          "payload": "live.db", "payload_type": "sqlite", "payload_source": str(db)})
+            engine.plant(NodeWrite(passport={"id": "live", "type": "dataset", "title": "Live",
+                                             "summary": "Events of the live app.", "payload": "live.db",
+                                             "payload_type": "sqlite"},
+                                   payload=PayloadSpec(source=db)))
         assert folder_state(db.parent) == before
     finally:
         writer.close()

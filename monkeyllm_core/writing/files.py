@@ -1,0 +1,61 @@
+"""The forest's text files as one ``Vine`` sees them.
+
+Reads go through a cache checked against each file's stat: a sync or a reindex
+reads thousands of passports, and a branch index is read again by every write
+beneath it. Writes replace a file atomically (``atomic``) and record the text they
+wrote, so the next read of it costs one ``stat``. Each replacement leaves a hidden
+spare copy beside the file; the spares are dropped at the next checkpoint, never
+later than the journal that names their files, so a crash never leaves one that
+the next recovery would not clean up.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import VineError
+from .atomic import remove_spare, write_atomically
+
+
+class TextFiles:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text)
+        self._spares: set[str] = set()  # files whose spare copy goes at the next checkpoint
+
+    def read(self, rel: str) -> str | None:
+        """The file's text, or None when there is no such file."""
+        path = self.root / rel
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        cached = self._cache.get(rel)
+        if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            return cached[2]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise VineError("E_FRONTMATTER", f"{rel}: not UTF-8 text (byte {exc.start})",
+                            "Re-save the file as UTF-8.") from None
+        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        return text
+
+    def write(self, rel: str, text: str, data: bytes | None = None) -> None:
+        """Replace the file atomically with ``text`` (``data``: its UTF-8 bytes, when
+        the caller has them already)."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text.encode("utf-8") if data is None else data)
+        self._spares.add(rel)
+        st = path.stat()
+        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+
+    def forget(self, rel: str) -> None:
+        """The file was changed behind the cache's back (a write undone, a recovery)."""
+        self._cache.pop(rel, None)
+
+    def drop_spares(self) -> None:
+        """At a checkpoint: the spare copies of every file written since the last one go."""
+        for rel in self._spares:
+            remove_spare(self.root / rel)
+        self._spares.clear()
