@@ -48,6 +48,7 @@ from .forest.rules import (
 from .forest.sections import replace_section, section_span
 from .data.sqlite_copy import remove_snapshot_work
 from .forest.upkeep import BranchUpkeep, checked_branch_body
+from .read.facade import ReadFacade
 
 # the temporary name ``hashing.copy_file_with_hash`` copies a payload under
 _PAYLOAD_COPY = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{32}\.tmp")
@@ -117,7 +118,7 @@ class _Txn:
         self.nodes.append((fm, estimate_tokens(body), repeats))
 
 
-class Vine:
+class Vine(ReadFacade):  # the read calls: read/facade.py
     """A forest opened for reading, or for writing (``writable=True`` takes the lock)."""
 
     def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
@@ -668,6 +669,7 @@ class Vine:
         old = current.frontmatter
         fm, body, what, fortified = apply_patch(node_id, old, current.body, patch, exists=self.exists)
         result = {"id": node_id, "commit": None, "fortified": fortified, "trail": trail_of(node_id)}
+        self.heat_fortified(node_id, fortified)  # reinforce before create: both ends warm up
         if not what:
             return result
         if is_branch_id(node_id) and body != current.body:

@@ -1,0 +1,88 @@
+"""The sections of a body as a reader names them: any heading level, any case.
+
+The writer's ``forest.sections`` edits ``## `` sections, the ones it owns. A reader
+meets bodies written by anyone (a converted Word file whose sections are ``#``, a
+note that nests ``###`` under ``##``), so here every ATX heading counts (``#`` to
+``######`` followed by a space, outside fenced code), and a section runs from its
+heading to the next heading of the same or a higher level.
+
+The **outline** is the list a digest shows: the headings of the shallowest level
+under the title. A body's lone first ``# Title`` is its title, not a section, so
+``# T / ## A / ### A.1 / ## B`` outlines as ``[A, B]``, and a dataset's
+``### <table> — N rows`` blocks stay inside ``Sample rows``. Every outline entry
+can be handed to ``pick(id, section=...)`` as it is.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Heading:
+    level: int
+    text: str
+    start: int   # offset of the heading line
+    line: int    # 1-based line number
+
+
+def headings(body: str) -> list[Heading]:
+    out: list[Heading] = []
+    offset = 0
+    fence: str | None = None
+    for number, line in enumerate(body.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+        elif stripped.startswith("```") or stripped.startswith("~~~"):
+            fence = stripped[:3]
+        else:
+            match = _ATX.match(line.rstrip("\r\n"))
+            if match and match.group(2).strip():
+                out.append(Heading(level=len(match.group(1)), text=match.group(2).strip(), start=offset, line=number))
+        offset += len(line)
+    return out
+
+
+def _sections_of(heads: list[Heading]) -> list[Heading]:
+    if heads and heads[0].level == 1 and sum(1 for h in heads if h.level == 1) == 1:
+        heads = heads[1:]  # the title
+    return heads
+
+
+def outline(body: str) -> list[str]:
+    heads = _sections_of(headings(body))
+    if not heads:
+        return []
+    top = min(h.level for h in heads)
+    return [h.text for h in heads if h.level == top]
+
+
+def _key(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def find_section(body: str, name: str) -> tuple[Heading, str] | None:
+    """The first section whose heading is ``name`` (case- and spacing-insensitive):
+    its heading and its text, heading line included, up to the next heading of the
+    same or a higher level."""
+    wanted = _key(name)
+    heads = headings(body)
+    for i, head in enumerate(heads):
+        if _key(head.text) == wanted:
+            end = next((h.start for h in heads[i + 1:] if h.level <= head.level), len(body))
+            return head, body[head.start:end]
+    return None
+
+
+def section_text(body: str, name: str) -> str | None:
+    """The section's content without its heading line, trimmed; None when absent."""
+    found = find_section(body, name)
+    if found is None:
+        return None
+    text = found[1]
+    newline = text.find("\n")
+    return "" if newline == -1 else text[newline + 1:].strip()

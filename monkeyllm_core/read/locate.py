@@ -1,0 +1,144 @@
+"""locate: a question in, ranked entry points out (primitives.md, locate).
+
+Searches curated metadata only (title, aliases, tags, summary; never bodies),
+through the catalog's FTS5 table with BM25, title weighted heaviest and summary
+lightest, over bananas and branches alike (``scope``: all | branches | bananas;
+``type_filter``: one type or a list).
+
+The question becomes search terms in ``words`` (so nothing a person types can be
+an FTS5 syntax error). AND first: the nodes that carry every term. When fewer
+than ``k`` do, OR fills in, and each OR-only candidate is rated by how many of the
+terms it carries, so a node with three of four terms outranks one with a single
+term, however rare: AND-preferred, OR-tolerant. Strength, in (0, 1], is
+
+    (terms matched / terms asked) x (1 + bm25 / best bm25) / 2, over its maximum,
+
+and the score is strength x (1 + alpha x heat). Heat reorders the candidate pool
+(3k, at least 30) lexical rank admitted; it never admits a node that matched
+nothing. ``truncated`` is true when more than ``k`` nodes matched, and when the
+800-token budget dropped results from the tail.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..errors import VineError
+from ..forest.catalog import BM25_RANK
+from ..forest.rules import trail_of
+from .context import ReadContext
+from .contract import BUDGETS, shed_tail
+from .words import Term, query_terms
+
+BUDGET = BUDGETS["locate"]
+SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
+MAX_K = 50
+_CHUNK = 500
+
+
+def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
+           type_filter: str | Iterable[str] | None = None) -> dict[str, Any]:
+    if not isinstance(query, str):
+        raise VineError("E_SCHEMA", "locate: query must be a string", "Ask a question, e.g. 'exchange policy deadlines'.")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise VineError("E_SCHEMA", f"locate: k must be a whole number from 1 to {MAX_K}, not {k!r}",
+                        "k is how many entry points to return; 3 to 5 is usual.")
+    if scope not in SCOPES:
+        raise VineError("E_SCHEMA", f"locate: scope must be all, branches or bananas, not {scope!r}",
+                        "branches lands on whole regions, bananas on leaves.")
+    types = _types(ctx, type_filter)
+    terms = query_terms(query)
+    if not terms:
+        return {"results": [], "truncated": False}
+    pool = max(3 * k, 30)
+    filters, params = _filters(SCOPES[scope], types)
+    everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1)
+    matched = {node: len(terms) for node in everything}
+    if len(everything) <= k and len(terms) > 1:
+        anything = _search(ctx, " OR ".join(t.match() for t in terms), filters, params, pool + 1)
+        extra = [node for node in anything if node not in everything]
+        matched.update(_terms_matched(ctx, terms, extra))
+        everything.update({node: anything[node] for node in extra})
+    more_than_k = len(everything) > k
+    candidates = _ranked(ctx, everything, matched, len(terms))[:pool]
+    results = _results(ctx, candidates[:k])
+    response: dict[str, Any] = {"results": results, "truncated": more_than_k}
+    shed_tail(response, "results", BUDGET,
+              hint=f"Results dropped by the {BUDGET}-token budget. Lower k, or narrow the query or the scope.")
+    return response
+
+
+def _types(ctx: ReadContext, type_filter: str | Iterable[str] | None) -> list[str]:
+    if type_filter is None:
+        return []
+    types = [type_filter] if isinstance(type_filter, str) else list(type_filter)
+    unknown = [t for t in types if t not in ctx.dialect.types]
+    if unknown or not types:
+        raise VineError("E_SCHEMA", f"locate: unknown type(s) {', '.join(map(repr, unknown)) or '(none given)'}",
+                        f"Types: {', '.join(sorted(ctx.dialect.types))}.")
+    return types
+
+
+def _filters(kind: str | None, types: list[str]) -> tuple[str, list[Any]]:
+    sql, params = "", []
+    if kind:
+        sql += " AND n.kind = ?"
+        params.append(kind)
+    if types:
+        sql += f" AND n.type IN ({', '.join('?' * len(types))})"
+        params += types
+    return sql, params
+
+
+def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit: int) -> dict[str, float]:
+    """id -> BM25 strength (higher is better) of the best ``limit`` matches."""
+    rows = ctx.db.execute(
+        f"SELECT n.id, {BM25_RANK} AS rank FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid "
+        f"WHERE nodes_fts MATCH ?{filters} ORDER BY rank LIMIT ?", [match, *params, limit])
+    return {node: -rank for node, rank in rows}
+
+
+def _terms_matched(ctx: ReadContext, terms: list[Term], ids: list[str]) -> dict[str, int]:
+    """How many of ``terms`` each of ``ids`` carries: one lookup per term, only among them."""
+    counts = dict.fromkeys(ids, 0)
+    if not ids:
+        return counts
+    rowids = dict(ctx.db.execute(f"SELECT rowid, id FROM nodes WHERE id IN ({', '.join('?' * len(ids))})", ids))
+    marks = ", ".join("?" * len(rowids))
+    for term in terms:
+        rows = ctx.db.execute(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({marks})",
+                              [term.match(), *rowids])
+        for (rowid,) in rows:
+            counts[rowids[rowid]] += 1
+    return counts
+
+
+def _ranked(ctx: ReadContext, bm25: dict[str, float], matched: dict[str, int], asked: int) -> list[tuple[str, float, float, float]]:
+    """(id, score, strength, heat), best first."""
+    best = max(bm25.values(), default=0.0) or 1.0
+    raw = {node: max(matched.get(node, 1), 1) / asked * (1.0 + max(value, 0.0) / best) / 2.0
+           for node, value in bm25.items()}
+    top = max(raw.values(), default=1.0) or 1.0
+    heat = ctx.heat_of(raw)
+    ranked = []
+    for node, value in raw.items():
+        strength = value / top
+        ranked.append((node, ctx.ranked(strength, heat[node]), strength, heat[node]))
+    ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    return ranked
+
+
+def _results(ctx: ReadContext, candidates: list[tuple[str, float, float, float]]) -> list[dict[str, Any]]:
+    ids = [node for node, *_ in candidates]
+    if not ids:
+        return []
+    rows = {row[0]: row for row in ctx.db.execute(
+        f"SELECT id, kind, type, title, summary, coverage FROM nodes WHERE id IN ({', '.join('?' * len(ids))})", ids)}
+    results = []
+    for node, score, _strength, heat in candidates:
+        _id, kind, type_, title, summary, coverage = rows[node]
+        result: dict[str, Any] = {"id": node, "kind": kind, "type": type_, "title": title, "summary": summary,
+                                  "trail": trail_of(node), "score": round(score, 4), "heat": round(heat, 4)}
+        if kind == "branch":
+            result["coverage"] = coverage
+        results.append(result)
+    return results
