@@ -13,13 +13,15 @@ term, however rare: AND-preferred, OR-tolerant. Strength, in (0, 1], is
 
     (terms matched / terms asked) x (1 + bm25 / best bm25) / 2, over its maximum,
 
-and the score is strength x (1 + alpha x heat). Heat reorders the candidate pool
-(3k, at least 30) lexical rank admitted; it never admits a node that matched
-nothing. ``truncated`` is true when more than ``k`` nodes matched, and when the
+and the score is strength x (1 + alpha x heat). Heat reorders the candidates:
+the best 3k (at least 30) by lexical rank, plus every warm node that matched, so
+a warm node is lifted even when it ties with a hundred others; heat never admits
+a node that matched nothing. ``truncated`` is true when more than ``k`` nodes matched, and when the
 800-token budget dropped results from the tail.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
 from ..errors import VineError
@@ -27,7 +29,7 @@ from ..forest.catalog import BM25_RANK
 from ..forest.rules import trail_of
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
-from .words import Term, query_terms
+from .words import Term, query_terms, words_of
 
 BUDGET = BUDGETS["locate"]
 SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
@@ -51,15 +53,16 @@ def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
         return {"results": [], "truncated": False}
     pool = max(3 * k, 30)
     filters, params = _filters(SCOPES[scope], types)
-    everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1)
+    warm = _warm_rowids(ctx)
+    everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1, warm)
     matched = {node: len(terms) for node in everything}
     if len(everything) <= k and len(terms) > 1:
-        anything = _search(ctx, " OR ".join(t.match() for t in terms), filters, params, pool + 1)
+        anything = _search(ctx, " OR ".join(t.match() for t in terms), filters, params, pool + 1, warm)
         extra = [node for node in anything if node not in everything]
         matched.update(_terms_matched(ctx, terms, extra))
         everything.update({node: anything[node] for node in extra})
     more_than_k = len(everything) > k
-    candidates = _ranked(ctx, everything, matched, len(terms))[:pool]
+    candidates = _ranked(ctx, everything, matched, len(terms))
     results = _results(ctx, candidates[:k])
     response: dict[str, Any] = {"results": results, "truncated": more_than_k}
     shed_tail(response, "results", BUDGET,
@@ -89,26 +92,54 @@ def _filters(kind: str | None, types: list[str]) -> tuple[str, list[Any]]:
     return sql, params
 
 
-def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit: int) -> dict[str, float]:
-    """id -> BM25 strength (higher is better) of the best ``limit`` matches."""
+def _warm_rowids(ctx: ReadContext) -> list[int]:
+    """Catalog rowids of the warm nodes: they join the lexical pool whatever its cut,
+    so heat can lift a node that ties with a hundred others (it is never admitted
+    without matching)."""
+    if not ctx.alpha:
+        return []
+    ids = list(ctx.warm())
+    rowids: list[int] = []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        rowids += [r[0] for r in ctx.db.execute(
+            f"SELECT rowid FROM nodes WHERE id IN ({', '.join('?' * len(chunk))})", chunk)]
+    return rowids
+
+
+def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit: int,
+            warm: list[int]) -> dict[str, float]:
+    """id -> BM25 strength (higher is better) of the best ``limit`` matches, and of
+    every warm match.
+
+    One statement: FTS5 computes its per-term statistics once per query, so asking
+    for the warm rows separately (``rowid IN (...)``) would recompute them per row."""
+    inner = (f"SELECT n.id AS id, n.rowid AS rid, {BM25_RANK} AS rank FROM nodes_fts "
+             f"JOIN nodes n ON n.rowid = nodes_fts.rowid WHERE nodes_fts MATCH ?{filters}")
+    if not warm:
+        rows = ctx.db.execute(f"{inner} ORDER BY rank LIMIT ?", [match, *params, limit])
+        return {node: -rank for node, _rid, rank in rows}
     rows = ctx.db.execute(
-        f"SELECT n.id, {BM25_RANK} AS rank FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid "
-        f"WHERE nodes_fts MATCH ?{filters} ORDER BY rank LIMIT ?", [match, *params, limit])
+        f"SELECT id, rank FROM (SELECT id, rid, rank, row_number() OVER (ORDER BY rank) AS place FROM ({inner})) "
+        f"WHERE place <= ? OR rid IN (SELECT value FROM json_each(?)) ORDER BY rank",
+        [match, *params, limit, json.dumps(warm)])
     return {node: -rank for node, rank in rows}
 
 
 def _terms_matched(ctx: ReadContext, terms: list[Term], ids: list[str]) -> dict[str, int]:
-    """How many of ``terms`` each of ``ids`` carries: one lookup per term, only among them."""
+    """How many of ``terms`` each of ``ids`` carries in its metadata, read the way the
+    index reads it (``words``: the same folding, prefix terms as prefixes), so no
+    second full-text query per term is needed."""
     counts = dict.fromkeys(ids, 0)
-    if not ids:
-        return counts
-    rowids = dict(ctx.db.execute(f"SELECT rowid, id FROM nodes WHERE id IN ({', '.join('?' * len(ids))})", ids))
-    marks = ", ".join("?" * len(rowids))
-    for term in terms:
-        rows = ctx.db.execute(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND rowid IN ({marks})",
-                              [term.match(), *rowids])
-        for (rowid,) in rows:
-            counts[rowids[rowid]] += 1
+    needles = [f" {term.stem}" if term.prefix else f" {term.stem} " for term in terms]
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        rows = ctx.db.execute(f"SELECT id, title, aliases, tags, summary FROM nodes "
+                              f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
+        for node, *texts in rows:
+            # " w1 w2 ... ": a word starts with the stem where " stem" occurs, is it where " stem " does
+            spaced = " " + " ".join(words_of(" ".join(str(t or "") for t in texts))) + " "
+            counts[node] = sum(1 for needle in needles if needle in spaced)
     return counts
 
 

@@ -13,7 +13,8 @@ Over budget the digest is cut in a fixed order, each step only if still needed:
 the lists lose items from their tails, the longest list first (edges, children,
 cross trails, outline); then ``sample_rows`` goes, because three generated rows
 are cheaper to lose than a sentence a person wrote; then the manual's example
-queries, its tables from the last, the notes, and the tags. ``truncated`` and a
+queries; then the notes if they could not fit even beside an empty manual; then
+the manual's tables from the last, the notes, and the tags. ``truncated`` and a
 hint naming the call that shows what was cut are then set. ``fields`` narrows the
 digest before any of that (``id`` is always there); an unknown field is E_SCHEMA.
 """
@@ -188,9 +189,24 @@ def _shed_tags(digest: dict[str, Any]) -> bool:
     return bool(digest.get("tags")) and bool(shed_evenly(digest, ["tags"], BUDGET))
 
 
+def _drop_notes_that_cannot_fit(digest: dict[str, Any]) -> bool:
+    """Notes too long to fit even beside an empty manual go before the manual's
+    tables: keeping them would cost every table and still not fit."""
+    if "notes" not in digest:
+        return False
+    manual = digest.get("query_manual") or {}
+    bare = dict(digest, query_manual={key: {} if key in ("tables", "views") else value
+                                      for key, value in manual.items()})
+    if fits(bare, BUDGET):
+        return False
+    del digest["notes"]
+    return True
+
+
 _LATER_STEPS = (
     (_drop("sample_rows"), "sample_rows"),
     (_drop_examples, "example_queries"),
+    (_drop_notes_that_cannot_fit, "notes"),
     (_shed_manual_tables, "query_manual tables"),
     (_drop("notes"), "notes"),
     (_shed_tags, "tags"),

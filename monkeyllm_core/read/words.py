@@ -18,6 +18,7 @@ and BM25 still ranks the closest matches first.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -66,35 +67,33 @@ class Term:
         return f'"{self.stem}"*' if self.prefix else f'"{self.stem}"'
 
 
+class _LatinFolding(dict):
+    """``str.translate`` table, filled on first sight of each character: a Latin
+    letter with marks decomposes to an ASCII letter plus combining marks, and folds
+    to that letter; anything else stays as it is."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        base = unicodedata.normalize("NFD", ch)
+        folded = base[0] if (base[0].isascii() and base[0].isalpha()
+                             and all(unicodedata.combining(c) for c in base[1:])) else ch
+        self[code] = folded
+        return folded
+
+
+_FOLDING = _LatinFolding()
+_WORD = re.compile(r"[^\W_]+")  # runs of letters and digits (str.isalnum), as unicode61 cuts them
+
+
 def fold(text: str) -> str:
     """Lowercase, with the accents of Latin letters removed (as the index folds them)."""
-    out = []
-    for ch in unicodedata.normalize("NFC", text).lower():
-        if ch.isascii():
-            out.append(ch)
-            continue
-        base = unicodedata.normalize("NFD", ch)
-        # a Latin letter with marks decomposes to an ASCII letter plus combining marks
-        if base[0].isascii() and base[0].isalpha() and all(unicodedata.combining(c) for c in base[1:]):
-            out.append(base[0])
-        else:
-            out.append(ch)
-    return "".join(out)
+    text = unicodedata.normalize("NFC", text).lower()
+    return text if text.isascii() else text.translate(_FOLDING)
 
 
 def words_of(text: str) -> list[str]:
     """The folded runs of letters and digits, in order."""
-    words: list[str] = []
-    current: list[str] = []
-    for ch in fold(text):
-        if ch.isalnum():
-            current.append(ch)
-        elif current:
-            words.append("".join(current))
-            current = []
-    if current:
-        words.append("".join(current))
-    return words
+    return _WORD.findall(fold(text))
 
 
 def stem(word: str) -> str:
