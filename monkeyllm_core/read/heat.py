@@ -33,6 +33,7 @@ TRAILS_PATH = "_derived/trails.db"
 COLD = 0.01          # below this, heat is gone (concepts.md: rows under 0.01 are deleted)
 SATURATION = 1.0
 _CHUNK = 500         # ids per IN (...) list
+CACHE_SECONDS = 60.0  # how long a read of the warm set serves (decay over a minute is ~1e-5 of a value)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS heat (node TEXT PRIMARY KEY, heat REAL NOT NULL, at REAL NOT NULL);
@@ -50,6 +51,7 @@ class HeatStore:
         self.settings = settings
         self._db: sqlite3.Connection | None = None
         self.available = True
+        self._warm_cache: tuple[tuple[str, int], float, dict[str, float]] | None = None
 
     # -- the connection ---------------------------------------------------------
     def _connection(self) -> sqlite3.Connection | None:
@@ -96,11 +98,21 @@ class HeatStore:
         return {node: heat for node, heat in rows}
 
     def warm(self, session: str, now: float | None = None) -> dict[str, float]:
-        """Every warm node, blended (persistent + this session's, at most 1.0)."""
+        """Every warm node, blended (persistent + this session's, at most 1.0).
+
+        Read once and kept while nothing changed it: SQLite's ``data_version`` moves
+        when another connection (another process's session) commits, this store's
+        own deposits drop the copy, and the copy is re-read after CACHE_SECONDS so
+        that decay and expiry stay current. A read call then ranks with dict
+        lookups, not a query per call."""
         db = self._connection()
         if db is None:
             return {}
         now = time.time() if now is None else now
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        cached = self._warm_cache
+        if cached is not None and cached[0] == (session, version) and now - cached[1] < CACHE_SECONDS:
+            return cached[2]
         out: dict[str, float] = {}
         for node, heat, at in db.execute("SELECT node, heat, at FROM heat"):
             value = self.decayed(heat, at, now)
@@ -110,6 +122,7 @@ class HeatStore:
         for node, heat in db.execute("SELECT node, heat FROM session_heat WHERE session = ? AND at >= ?",
                                      (session, since)):
             out[node] = min(SATURATION, out.get(node, 0.0) + heat)
+        self._warm_cache = ((session, version), now, out)
         return out
 
     def _rows(self, sql: str, ids: Iterable[str], params: tuple = ()) -> list[tuple]:
@@ -157,6 +170,7 @@ class HeatStore:
         db = self._connection()
         if db is None:
             return None
+        self._warm_cache = None  # this connection's own commits do not move data_version
         try:
             db.execute("BEGIN IMMEDIATE")
             try:

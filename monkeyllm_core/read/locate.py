@@ -9,12 +9,15 @@ The question becomes search terms in ``words`` (so nothing a person types can be
 an FTS5 syntax error). AND first: the nodes that carry every term. When fewer
 than ``k`` do, OR fills in, and each OR-only candidate is rated by how many of the
 terms it carries, so a node with three of four terms outranks one with a single
-term, however rare: AND-preferred, OR-tolerant. Strength, in (0, 1], is
+term, however rare: AND-preferred, OR-tolerant. The fill-in searches the rarer
+terms only, up to about 1,000 documents (``_selective``): BM25 scores every
+document a query matches, and that is what keeps a question with a very common
+word cheap on a large forest. Strength, in (0, 1], is
 
     (terms matched / terms asked) x (1 + bm25 / best bm25) / 2, over its maximum,
 
 and the score is strength x (1 + alpha x heat). Heat reorders the candidates:
-the best 3k (at least 30) by lexical rank, plus every warm node that matched, so
+the best 3k (at least 15) by lexical rank, plus every warm node that matched, so
 a warm node is lifted even when it ties with a hundred others; heat never admits
 a node that matched nothing. ``truncated`` is true when more than ``k`` nodes matched, and when the
 800-token budget dropped results from the tail.
@@ -22,6 +25,7 @@ a node that matched nothing. ``truncated`` is true when more than ``k`` nodes ma
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any, Iterable
 
 from ..errors import VineError
@@ -34,6 +38,7 @@ from .words import Term, query_terms, words_of
 BUDGET = BUDGETS["locate"]
 SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
 MAX_K = 50
+OR_UNION_CAP = 1000  # documents an OR fill-in may score (see _selective)
 _CHUNK = 500
 
 
@@ -51,13 +56,14 @@ def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
     terms = query_terms(query)
     if not terms:
         return {"results": [], "truncated": False}
-    pool = max(3 * k, 30)
+    pool = max(3 * k, 15)
     filters, params = _filters(SCOPES[scope], types)
-    warm = _warm_rowids(ctx)
+    warm = _warm_ids(ctx)
     everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1, warm)
     matched = {node: len(terms) for node in everything}
     if len(everything) <= k and len(terms) > 1:
-        anything = _search(ctx, " OR ".join(t.match() for t in terms), filters, params, pool + 1, warm)
+        anything = _search(ctx, " OR ".join(t.match() for t in _selective(ctx, terms)), filters, params,
+                           pool + 1, warm)
         extra = [node for node in anything if node not in everything]
         matched.update(_terms_matched(ctx, terms, extra))
         everything.update({node: anything[node] for node in extra})
@@ -92,37 +98,78 @@ def _filters(kind: str | None, types: list[str]) -> tuple[str, list[Any]]:
     return sql, params
 
 
-def _warm_rowids(ctx: ReadContext) -> list[int]:
-    """Catalog rowids of the warm nodes: they join the lexical pool whatever its cut,
-    so heat can lift a node that ties with a hundred others (it is never admitted
-    without matching)."""
-    if not ctx.alpha:
-        return []
-    ids = list(ctx.warm())
-    rowids: list[int] = []
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
-        rowids += [r[0] for r in ctx.db.execute(
-            f"SELECT rowid FROM nodes WHERE id IN ({', '.join('?' * len(chunk))})", chunk)]
-    return rowids
+def _selective(ctx: ReadContext, terms: list[Term]) -> list[Term]:
+    """The terms the OR fill-in searches: the rarest first, while the documents they
+    are in add up to OR_UNION_CAP (the rarest always). BM25 scores every document
+    an OR matches, so one word in every tenth summary would make each fill-in score
+    a tenth of the forest; a word that common weighs little in BM25 anyway, and
+    the candidates are still rated by every term they carry (``_terms_matched``)."""
+    counted = []
+    for place, term in enumerate(terms):
+        df = _document_frequency(ctx, term)
+        if df is None:
+            return terms  # no vocabulary table here: search them all
+        counted.append((df, place, term))
+    chosen: list[Term] = []
+    total = 0
+    for df, _place, term in sorted(counted, key=lambda c: (c[0], c[1])):
+        if chosen and total + df > OR_UNION_CAP:
+            break
+        chosen.append(term)
+        total += df
+    return [term for term in terms if term in chosen]
+
+
+def _document_frequency(ctx: ReadContext, term: Term) -> int | None:
+    """Documents holding the term (for a prefix, an upper bound: the sum over the
+    words it starts), from an fts5vocab view made once per connection in temp."""
+    if term.prefix:
+        sql, params = "SELECT sum(doc) FROM temp.nodes_vocab WHERE term >= ? AND term < ?", (term.stem, term.stem + "\U0010ffff")
+    else:
+        sql, params = "SELECT doc FROM temp.nodes_vocab WHERE term = ?", (term.stem,)
+    for attempt in (1, 2):
+        try:
+            row = ctx.db.execute(sql, params).fetchone()
+            return int(row[0] or 0) if row else 0
+        except sqlite3.OperationalError:
+            if attempt == 2:
+                return None
+            try:
+                ctx.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nodes_vocab USING fts5vocab(main, nodes_fts, row)")
+            except sqlite3.Error:
+                return None
+    return None
+
+
+def _warm_ids(ctx: ReadContext) -> list[str]:
+    """The warm nodes: they join the lexical pool whatever its cut, so heat can lift
+    a node that ties with a hundred others (it is never admitted without matching)."""
+    return list(ctx.warm()) if ctx.alpha else []
 
 
 def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit: int,
-            warm: list[int]) -> dict[str, float]:
+            warm: list[str]) -> dict[str, float]:
     """id -> BM25 strength (higher is better) of the best ``limit`` matches, and of
     every warm match.
 
-    One statement: FTS5 computes its per-term statistics once per query, so asking
-    for the warm rows separately (``rowid IN (...)``) would recompute them per row."""
-    inner = (f"SELECT n.id AS id, n.rowid AS rid, {BM25_RANK} AS rank FROM nodes_fts "
-             f"JOIN nodes n ON n.rowid = nodes_fts.rowid WHERE nodes_fts MATCH ?{filters}")
+    One statement, BM25 computed once per row in an inner query (joined with the
+    node rows only afterwards: in a join SQLite computes it twice), and the warm
+    rows picked by a window over the same rows: FTS5 gathers its per-term
+    statistics once per query, so a separate ``rowid IN (...)`` lookup would
+    gather them again for every row."""
+    scored = f"SELECT rowid, {BM25_RANK} AS rank FROM nodes_fts WHERE nodes_fts MATCH ?"
+    if not warm and not filters:
+        rows = ctx.db.execute(f"SELECT n.id, f.rank FROM ({scored} ORDER BY rank LIMIT ?) AS f "
+                              "JOIN nodes n ON n.rowid = f.rowid ORDER BY f.rank", [match, limit])
+        return {node: -rank for node, rank in rows}
+    joined = f"SELECT n.id AS id, f.rank AS rank FROM ({scored}) AS f JOIN nodes n ON n.rowid = f.rowid WHERE 1{filters}"
     if not warm:
-        rows = ctx.db.execute(f"{inner} ORDER BY rank LIMIT ?", [match, *params, limit])
-        return {node: -rank for node, _rid, rank in rows}
+        rows = ctx.db.execute(f"{joined} ORDER BY f.rank LIMIT ?", [match, *params, limit])
+        return {node: -rank for node, rank in rows}
     rows = ctx.db.execute(
-        f"SELECT id, rank FROM (SELECT id, rid, rank, row_number() OVER (ORDER BY rank) AS place FROM ({inner})) "
-        f"WHERE place <= ? OR rid IN (SELECT value FROM json_each(?)) ORDER BY rank",
-        [match, *params, limit, json.dumps(warm)])
+        f"SELECT id, rank FROM (SELECT id, rank, row_number() OVER (ORDER BY rank) AS place FROM ({joined})) "
+        f"WHERE place <= ? OR id IN (SELECT value FROM json_each(?)) ORDER BY rank",
+        [match, *params, limit, json.dumps(warm, ensure_ascii=False)])
     return {node: -rank for node, rank in rows}
 
 

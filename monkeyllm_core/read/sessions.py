@@ -56,15 +56,13 @@ class Session:
         self.id = session_id or new_session_id()
         self.trace_path = self.root / TRACES_DIR / f"{self.id}.jsonl"
         self._tracing = True
+        self._folder_made = False
 
     # -- heat ---------------------------------------------------------------------------
     def heat_of(self, ids: Iterable[str]) -> dict[str, float]:
         """Every id's heat: persistent (decayed) plus this session's, at most 1.0; 0.0 when cold."""
-        wanted = list(dict.fromkeys(ids))
-        now = time.time()
-        persistent = self.heat.persistent(wanted, now)
-        scoped = self.heat.session(self.id, wanted, now)
-        return {node: min(1.0, persistent.get(node, 0.0) + scoped.get(node, 0.0)) for node in wanted}
+        warm = self.heat.warm(self.id)
+        return {node: warm.get(node, 0.0) for node in ids}
 
     def warm(self) -> dict[str, float]:
         """Every warm node of the forest, as ``heat_of`` would rate it."""
@@ -86,14 +84,21 @@ class Session:
         if not self._tracing:
             return
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        try:
-            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
-            # opened per record, one write each: nothing is left open between calls, and
-            # lines appended by processes sharing the session do not interleave
-            with open(self.trace_path, "a", encoding="utf-8") as trace:
-                trace.write(line)
-        except OSError:
-            self._tracing = False  # a read-only _derived/: the read still answers
+        for _attempt in (1, 2):
+            try:
+                if not self._folder_made:
+                    self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+                    self._folder_made = True
+                # opened per record, one write each: nothing is left open between calls, and
+                # lines appended by processes sharing the session do not interleave
+                with open(self.trace_path, "a", encoding="utf-8") as trace:
+                    trace.write(line)
+                return
+            except FileNotFoundError:
+                self._folder_made = False  # the folder went away (a cleaned _derived/): make it again
+            except OSError:
+                break
+        self._tracing = False  # a read-only _derived/: the read still answers
 
     def calls(self) -> list[dict[str, Any]]:
         """Every call traced in this session, by any process, in the order written."""

@@ -217,3 +217,12 @@ def test_reads_go_on_without_memory_when_derived_cannot_be_written(read_forest):
         assert reader.pick("sales/price-list")["truncated"] is False
         assert reader.locate("price list")["results"][0]["heat"] == 0.0
         assert reader.close_session(True, ["sales/price-list"])["metrics"]["calls"] == 0
+
+
+def test_query_is_traced_like_every_read(reader):
+    reader.query("sales/orders-2026", "SELECT region, COUNT(*) FROM orders GROUP BY region")
+    with pytest.raises(VineError):
+        reader.query("sales/orders-2026", "SELECT nope FROM orders")
+    calls = trace_lines(reader)
+    assert [(c["call"], c["focus"], c.get("error")) for c in calls] == [
+        ("query", "sales/orders-2026", None), ("query", "sales/orders-2026", "E_QUERY_INVALID")]
