@@ -15,6 +15,7 @@ never reads (the Gardener's adopt) opens no heat store and writes no trace.
 """
 from __future__ import annotations
 
+import sqlite3
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -103,6 +104,8 @@ class ReadFacade:
 
     def read_context(self) -> ReadContext:
         """The catalog (made current first), dialect, files and heat the primitives read."""
+        if self._closed:
+            raise VineError("E_READONLY", "this Vine is closed", "Open the forest again to read it.")
         self._catalog_for_reads()
         session = self.read_session()
         alpha = self.alpha
@@ -135,12 +138,15 @@ class ReadFacade:
             return
         if needs_rebuild(self.catalog.db, self.root):
             self.catalog.close()
-            self.catalog = Catalog(self.root)  # a writable connection, for the rebuild only
             try:
-                self.reindex()
-            finally:
-                self.catalog.close()
-                self.catalog = Catalog(self.root, readonly=True)
+                self.catalog = Catalog(self.root)  # a writable connection, for the rebuild only
+                try:
+                    self.reindex()
+                finally:
+                    self.catalog.close()
+            except sqlite3.OperationalError:
+                pass  # another reader is rebuilding it this moment: read what is there (WAL keeps it whole)
+            self.catalog = Catalog(self.root, readonly=True)
         state["fresh"] = True
 
     def _linked(self: "Vine", a: str, b: str) -> bool:

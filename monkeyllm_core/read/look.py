@@ -33,6 +33,7 @@ from .headings import outline, section_text
 
 BUDGET = BUDGETS["look"]
 EDGE_CAP = 12
+CHILDREN_SHOWN = 120  # 500 tokens are 2,000 characters: no more entries than this can fit
 SCENT_TOKENS = 25
 FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "updated", "edges_out", "edges_in",
           "outline", "children", "cross_trails", "coverage", "query_manual", "sample_rows", "notes", "stats")
@@ -64,8 +65,9 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
         digest["edges_in"] = [{"rel": e.rel, "source": e.other}
                               for e in hottest_first(edges_in, heat, lambda e: e.other)[:EDGE_CAP]]
     if row["kind"] == "branch":
-        digest["children"] = [{"id": child, "summary": _scent(summary)}
-                              for child, _kind, _type, summary in hottest_first(children, heat, lambda c: c[0])]
+        # no more children than could ever fit the budget are clipped and measured
+        digest["children"] = [{"id": child, "summary": _scent(summary)} for child, _kind, _type, summary
+                              in hottest_first(children, heat, lambda c: c[0])[:CHILDREN_SHOWN]]
         trails = _cross_trails(body)
         if trails:
             digest["cross_trails"] = trails
@@ -87,7 +89,7 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
                        "degree": degree(ctx.db, node_id), "heat": round(heat[node_id], 4)}
     if wanted is not None:
         digest = {key: value for key, value in digest.items() if key == "id" or key in wanted}
-    return fit_digest(digest)
+    return fit_digest(digest, totals={"children": len(children)})
 
 
 def _wanted_fields(fields: Iterable[str] | str | None) -> set[str] | None:
@@ -132,7 +134,7 @@ def _cross_trails(body: str) -> list[dict[str, Any]]:
     return trails
 
 
-def fit_digest(digest: dict[str, Any]) -> dict[str, Any]:
+def fit_digest(digest: dict[str, Any], totals: dict[str, int] | None = None) -> dict[str, Any]:
     """Cut the digest to the budget in the module doc's order, saying what went.
 
     The hint is part of the response, so it is measured too: after it is written
@@ -140,6 +142,7 @@ def fit_digest(digest: dict[str, Any]) -> dict[str, Any]:
     if fits(digest, BUDGET):
         return digest
     whole = {key: len(digest[key]) for key in _SHED_LISTS if isinstance(digest.get(key), list)}
+    whole.update({key: total for key, total in (totals or {}).items() if key in whole})
     lost: dict[str, int] = {}
     dropped: list[str] = []
     digest["truncated"] = True
@@ -152,7 +155,8 @@ def fit_digest(digest: dict[str, Any]) -> dict[str, Any]:
                 break
             if step(digest):
                 dropped.append(label)
-        digest["hint"] = _hint(digest["id"], [f"{count} of {whole[key]} {key}" for key, count in lost.items()] + dropped)
+        shown = [f"{whole[key] - len(digest.get(key) or [])} of {whole[key]} {key}" for key in lost]
+        digest["hint"] = _hint(digest["id"], shown + dropped)
         if fits(digest, BUDGET):
             break
     return digest

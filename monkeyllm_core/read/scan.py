@@ -18,6 +18,7 @@ node has its ``id`` plus the requested ``fields``; the catalog's JSON columns
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Iterable
 
@@ -147,11 +148,8 @@ def _matching(ctx: ReadContext, selected: list[str], where: list[str], params: l
     base = f"SELECT {', '.join(selected)} FROM nodes WHERE {' AND '.join(where)}"
     hot: list[dict[str, Any]] = []
     if warm:
-        ids = list(warm)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            hot += [dict(zip(selected, r)) for r in ctx.db.execute(
-                f"{base} AND id IN ({', '.join('?' * len(chunk))})", [*params, *chunk])]
+        hot = [dict(zip(selected, r)) for r in ctx.db.execute(
+            f"{base} AND id IN (SELECT value FROM json_each(?))", [*params, json.dumps(list(warm), ensure_ascii=False)])]
         hot.sort(key=lambda row: (-warm[row["id"]], row["id"]))
     if len(hot) > limit:
         return [parsed(row) for row in hot]

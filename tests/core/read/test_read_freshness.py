@@ -4,7 +4,9 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 
-from monkeyllm_core import Vine, parse_node, render_node
+import pytest
+
+from monkeyllm_core import Vine, VineError, parse_node, render_node
 from monkeyllm_core.forest.catalog import CATALOG_PATH
 
 
@@ -59,3 +61,11 @@ def test_reads_never_commit_and_leave_git_clean(read_forest):
     assert git(read_forest, "rev-parse", "HEAD") == head
     assert git(read_forest, "status", "--porcelain", "--untracked-files=all") == ""
     assert not (read_forest / ".vine.lock").exists() or (read_forest / ".vine.lock").read_text() == ""
+
+
+def test_a_closed_vine_answers_with_an_error_not_a_crash(read_forest):
+    vine = Vine(read_forest, writable=False)
+    vine.close()
+    with pytest.raises(VineError) as err:
+        vine.look("sales/price-list")
+    assert err.value.code == "E_READONLY"

@@ -72,6 +72,7 @@ def test_a_sixty_child_branch_sheds_children_from_the_tail(shared_reader):
     assert 0 < len(children) < 60 and children == [f"catalog/item-{n:02d}" for n in range(len(children))]
     assert all(len(c["summary"]) <= 100 and c["summary"].endswith("…") for c in digest["children"])
     assert "scan('catalog/_index')" in digest["hint"]
+    assert f"dropped {60 - len(children)} of 60 children" in digest["hint"]
     assert "cross_trails" not in digest  # the index declares none
 
 
