@@ -75,8 +75,9 @@ def zipf_picker(rng: random.Random, words: list[str]) -> Callable[[], str]:
     return pick
 
 
-def generate(root: Path, size: int, seed: int = 12) -> dict[str, Any]:
-    """Write ``size`` bananas under ~size/100 branches; returns what the baselines need."""
+def generate(root: Path, size: int, seed: int = 12, *, write_files: bool = True) -> dict[str, Any]:
+    """Write ``size`` bananas under ~size/100 branches; returns what the baselines need
+    (``write_files=False``: the same forest, deterministic from the seed, not written)."""
     rng = random.Random(seed)
     words = vocabulary(rng)
     word = zipf_picker(rng, words)
@@ -107,14 +108,15 @@ def generate(root: Path, size: int, seed: int = 12) -> dict[str, Any]:
             fm["aliases"] = [" ".join(word() for _ in range(2))]
         sections = "".join(f"## {word().capitalize()}\n\n{' '.join(word() for _ in range(60))}.\n\n"
                            for _ in range(rng.randint(2, 5)))
-        write(root, fm, f"# {title}\n\n{sections}")
+        if write_files:
+            write(root, fm, f"# {title}\n\n{sections}")
         meta[node_id] = fm
         edges += [(node_id, link["rel"], link["target"]) for link in links]
-    for branch, children in layout.items():
+    for branch, children in (layout.items() if write_files else ()):
         folder = branch[:-len("/_index")]
         write_branch(root, branch, folder.split("/")[-1].capitalize(), f"Region {folder}: {len(children)} nodes.",
                      [(child, meta[child]["summary"]) for child in children], [])
-    for t in range(tops):
+    for t in range(tops if write_files else 0):
         subs = [f for f in folders if f.startswith(f"top{t:02d}/")]
         write_branch(root, f"top{t:02d}/_index", f"Top {t:02d}", f"Area top{t:02d}: {len(subs)} regions.",
                      [], [(sub, f"Region {sub[:-7]}.") for sub in subs])
@@ -204,18 +206,24 @@ def naive_scan(root: Path, branch: str, tag: str) -> list[str]:
     return out
 
 
-def run(size: int, work: Path, queries: int) -> list[list[str]]:
+def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
     root = work / f"forest-{size}"
-    if root.exists():
-        shutil.rmtree(root)
-    init_forest(root, f"Bench {size}")
-    started = time.perf_counter()
-    data = generate(root, size)
-    generated = time.perf_counter() - started
-    started = time.perf_counter()
-    with Vine(root) as vine:
-        indexed = vine.reindex()
-    reindex_s = time.perf_counter() - started
+    if reuse and (root / "_derived" / "catalog.db").is_file():
+        data = generate(root, size, write_files=False)
+        built = "reused from an earlier run"
+        (root / "_derived" / "trails.db").unlink(missing_ok=True)
+    else:
+        if root.exists():
+            shutil.rmtree(root)
+        init_forest(root, f"Bench {size}")
+        started = time.perf_counter()
+        data = generate(root, size)
+        generated = time.perf_counter() - started
+        started, started_cpu = time.perf_counter(), time.process_time()
+        with Vine(root) as vine:
+            indexed = vine.reindex()
+        built = (f"generated in {generated:.1f} s, derived read layer (reindex of {indexed:,} nodes) in "
+                 f"{time.perf_counter() - started:.1f} s ({time.process_time() - started_cpu:.1f} s CPU)")
     rng = random.Random(7)
     vine = Vine(root, writable=False)
     warm = rng.sample(data["ids"], max(1, size // 100))
@@ -243,8 +251,8 @@ def run(size: int, work: Path, queries: int) -> list[list[str]]:
     ]
     vine.close()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"# load average {os.getloadavg()[0]:.1f}; {size:,} nodes: generated in {generated:.1f} s, derived read layer (reindex of {indexed:,} nodes) "
-          f"in {reindex_s:.1f} s, peak RSS {rss_mb:.0f} MiB", flush=True)
+    print(f"# load average {os.getloadavg()[0]:.1f}; {size:,} nodes: {built}; peak RSS of the benchmark "
+          f"process {rss_mb:.0f} MiB", flush=True)
     table = []
     for label, ((p50, p95), (c50, c95)), naive in rows:
         naive_text = f"{naive[0][0]:.2f} / {naive[0][1]:.2f}" if naive else "n/a"
@@ -257,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--work", help="where the forests go (default: a temporary folder, removed after)")
+    parser.add_argument("--reuse", action="store_true", help="with --work: read the forests an earlier run left")
     args = parser.parse_args(argv)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-read-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -267,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     table = []
     try:
         for size in (int(s) for s in args.sizes.split(",")):
-            table += run(size, work, args.queries)
+            table += run(size, work, args.queries, args.reuse)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -52,6 +52,13 @@ def _normalise_value(value: Any) -> Any:
 
 def parse_node(text: str, *, where: str = "node") -> Node:
     """Split and parse a node. Raises E_FRONTMATTER naming ``where`` on bad input."""
+    yaml_text, body = split_node(text, where=where)
+    return Node(frontmatter=_load_frontmatter(yaml_text, where), body=body)
+
+
+def split_node(text: str, *, where: str = "node") -> tuple[str, str]:
+    """(frontmatter YAML text, body) without parsing the YAML: for a reader that
+    wants only the body (a digest's outline), the YAML is most of the cost."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.startswith(FENCE):
@@ -67,7 +74,7 @@ def parse_node(text: str, *, where: str = "node") -> Node:
     start = end + 5
     if text.startswith("\n", start):  # the blank line after the fence is not part of the body
         start += 1
-    return Node(frontmatter=_load_frontmatter(text[4:end + 1], where), body=text[start:])
+    return text[4:end + 1], text[start:]
 
 
 def _load_frontmatter(yaml_text: str, where: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ class ReadContext:
     db: sqlite3.Connection                                 # the catalog
     dialect: Dialect
     read_node: Callable[[str], Node]                       # a node's file, parsed (E_NOT_FOUND when absent)
+    read_body: Callable[[str], str]                        # its body only, the YAML left unparsed
     heat_of: HeatOf                                        # blended heat, 0.0 when cold
     warm: Callable[[], "dict[str, float]"]                 # every warm node and its heat
     deposit_session: Callable[[Iterable[str]], None]       # session-scoped scent (+0.1)

@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..errors import VineError
 from ..forest.catalog import Catalog
+from ..forest.passport import split_node
+from ..forest.rules import node_path
+from .catalog_reads import not_found
 from .context import ReadContext
 from .contract import tokens_of
 from .freshness import needs_rebuild
@@ -112,7 +115,7 @@ class ReadFacade:
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
             raise VineError("E_SCHEMA", f"alpha must be a number of at least 0, not {alpha!r}",
                             "0 turns pheromone off; 0.3 is the default.")
-        return ReadContext(db=self.catalog.db, dialect=self.dialect, read_node=self.read,
+        return ReadContext(db=self.catalog.db, dialect=self.dialect, read_node=self.read, read_body=self._read_body,
                            heat_of=session.heat_of, warm=session.warm,
                            deposit_session=session.deposit_session, alpha=float(alpha))
 
@@ -148,6 +151,12 @@ class ReadFacade:
                 pass  # another reader is rebuilding it this moment: read what is there (WAL keeps it whole)
             self.catalog = Catalog(self.root, readonly=True)
         state["fresh"] = True
+
+    def _read_body(self: "Vine", node_id: str) -> str:
+        text = self._read_text(node_path(node_id))  # checked ids only: callers found the row first
+        if text is None:
+            raise not_found(node_id)
+        return split_node(text, where=node_path(node_id))[1]
 
     def _linked(self: "Vine", a: str, b: str) -> bool:
         return self.catalog.db.execute(

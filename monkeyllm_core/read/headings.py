@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+_MAY_MATTER = ("#", "`", "~")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 
 
@@ -33,6 +34,9 @@ def headings(body: str) -> list[Heading]:
     offset = 0
     fence: str | None = None
     for number, line in enumerate(body.splitlines(keepends=True), start=1):
+        if line[:1] not in _MAY_MATTER and not line.lstrip()[:1] in ("`", "~"):
+            offset += len(line)  # a plain line: neither a heading nor a fence
+            continue
         stripped = line.strip()
         if fence is not None:
             if stripped.startswith(fence):

@@ -33,7 +33,7 @@ from ..forest.catalog import BM25_RANK
 from ..forest.rules import trail_of
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
-from .words import Term, query_terms, words_of
+from .words import Term, fold, query_terms
 
 BUDGET = BUDGETS["locate"]
 SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
@@ -175,19 +175,29 @@ def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit
 
 def _terms_matched(ctx: ReadContext, terms: list[Term], ids: list[str]) -> dict[str, int]:
     """How many of ``terms`` each of ``ids`` carries in its metadata, read the way the
-    index reads it (``words``: the same folding, prefix terms as prefixes), so no
-    second full-text query per term is needed."""
+    index reads it (folded like ``words``; a prefix term starts a word, an exact one
+    is a whole word), so no second full-text query per term is needed."""
     counts = dict.fromkeys(ids, 0)
-    needles = [f" {term.stem}" if term.prefix else f" {term.stem} " for term in terms]
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
         rows = ctx.db.execute(f"SELECT id, title, aliases, tags, summary FROM nodes "
                               f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
         for node, *texts in rows:
-            # " w1 w2 ... ": a word starts with the stem where " stem" occurs, is it where " stem " does
-            spaced = " " + " ".join(words_of(" ".join(str(t or "") for t in texts))) + " "
-            counts[node] = sum(1 for needle in needles if needle in spaced)
+            folded = fold(" ".join(str(t or "") for t in texts))
+            counts[node] = sum(1 for term in terms if _carries(folded, term))
     return counts
+
+
+def _carries(folded: str, term: Term) -> bool:
+    """Whether a word of ``folded`` starts with the stem (is the stem, for an exact term)."""
+    stem, at = term.stem, folded.find(term.stem)
+    while at != -1:
+        starts = at == 0 or not folded[at - 1].isalnum()
+        after = at + len(stem)
+        if starts and (term.prefix or after == len(folded) or not folded[after].isalnum()):
+            return True
+        at = folded.find(stem, at + 1)
+    return False
 
 
 def _ranked(ctx: ReadContext, bm25: dict[str, float], matched: dict[str, int], asked: int) -> list[tuple[str, float, float, float]]:

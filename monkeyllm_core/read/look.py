@@ -27,13 +27,12 @@ from ..errors import VineError
 from ..forest.branches import CROSS_TRAILS
 from .catalog_reads import children_of, degree, hottest_first, row_of, scents, typed_edges
 from .context import ReadContext
-from .contract import BUDGETS, clip, fits, shed_evenly
+from .contract import BUDGETS, clip, fits, shed_evenly, wire
 from .dataset_map import notes, query_manual, sample_rows
 from .headings import outline, section_text
 
 BUDGET = BUDGETS["look"]
 EDGE_CAP = 12
-CHILDREN_SHOWN = 120  # 500 tokens are 2,000 characters: no more entries than this can fit
 SCENT_TOKENS = 25
 FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "updated", "edges_out", "edges_in",
           "outline", "children", "cross_trails", "coverage", "query_manual", "sample_rows", "notes", "stats")
@@ -65,9 +64,7 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
         digest["edges_in"] = [{"rel": e.rel, "source": e.other}
                               for e in hottest_first(edges_in, heat, lambda e: e.other)[:EDGE_CAP]]
     if row["kind"] == "branch":
-        # no more children than could ever fit the budget are clipped and measured
-        digest["children"] = [{"id": child, "summary": _scent(summary)} for child, _kind, _type, summary
-                              in hottest_first(children, heat, lambda c: c[0])[:CHILDREN_SHOWN]]
+        digest["children"] = _children_that_could_fit(hottest_first(children, heat, lambda c: c[0]))
         trails = _cross_trails(body)
         if trails:
             digest["cross_trails"] = trails
@@ -92,6 +89,19 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
     return fit_digest(digest, totals={"children": len(children)})
 
 
+def _children_that_could_fit(children: list[tuple[str, str, str, str]]) -> list[dict[str, Any]]:
+    """The children's entries, hottest first, stopping once they alone are longer than
+    the whole budget: a branch of ten thousand is not clipped and measured in full."""
+    entries, length = [], 0
+    for child, _kind, _type, summary in children:
+        entry = {"id": child, "summary": _scent(summary)}
+        entries.append(entry)
+        length += len(wire(entry)) + 1
+        if length > BUDGET * 4:
+            break
+    return entries
+
+
 def _wanted_fields(fields: Iterable[str] | str | None) -> set[str] | None:
     if fields is None:
         return None
@@ -111,7 +121,7 @@ def _body(ctx: ReadContext, node_id: str) -> str:
     """The body, or empty when the file cannot be read: the catalog still answers
     the digest (pick is where an unreadable file is an error)."""
     try:
-        return ctx.read_node(node_id).body
+        return ctx.read_body(node_id)
     except VineError:
         return ""
 

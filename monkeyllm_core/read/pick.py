@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import VineError, estimate_tokens
 from ..forest.rules import trail_of
-from .catalog_reads import not_found, row_of
+from .catalog_reads import row_of
 from .context import ReadContext
 from .contract import BUDGETS, fits, shed_tail
 from .headings import find_section, outline
@@ -29,15 +29,9 @@ def pick(ctx: ReadContext, node_id: str, section: str | None = None) -> dict[str
     if section is not None and (not isinstance(section, str) or not section.strip()):
         raise VineError("E_SCHEMA", f"pick: section must be a header's text, not {section!r}",
                         "Leave section out for the whole body.")
-    node_id = row_of(ctx.db, node_id)["id"]
-    try:
-        node = ctx.read_node(node_id)
-    except VineError as exc:
-        if exc.code == "E_NOT_FOUND":
-            raise not_found(node_id) from None
-        raise
-    title = str(node.frontmatter.get("title", ""))
-    body = node.body
+    row = row_of(ctx.db, node_id)
+    node_id, title = row["id"], row["title"]
+    body = ctx.read_body(node_id)
     if section is not None:
         found = find_section(body, section)
         if found is None:

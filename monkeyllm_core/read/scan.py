@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from ..errors import VineError
 from ..forest.catalog import NODE_COLUMNS
-from ..forest.rules import MASTER_ID, trail_of
+from ..forest.rules import MASTER_ID, parent_of, trail_of
 from .catalog_reads import branch_of_scope, parsed, row_of
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
@@ -51,10 +51,9 @@ def scan(ctx: ReadContext, parent_id: str, filter: dict[str, Any] | None = None,
         raise VineError("E_SCHEMA", f"scan: {branch['id']} is a banana, not a branch",
                         f"scan lists what a branch holds; look('{branch['id']}') or move('{branch['id']}') "
                         "show a banana's neighbours.")
-    where, params = [*_subtree(branch["id"], recursive), *where], [*_subtree_params(branch["id"], recursive), *params]
     selected = [c for c in dict.fromkeys(["id", *columns]) if c in NODE_COLUMNS]
     warm = ctx.warm()
-    rows = _matching(ctx, selected, where, params, limit, warm)
+    rows = _matching(ctx, selected, branch["id"], recursive, where, params, limit, warm)
     nodes = [_shaped(row, columns, warm) for row in rows[:limit]]
     response: dict[str, Any] = {"nodes": nodes, "truncated": len(rows) > limit}
     shed_tail(response, "nodes", BUDGET, hint=f"Nodes dropped by the {BUDGET}-token budget, not by the filter. "
@@ -71,19 +70,23 @@ def _fields(fields: Iterable[str] | str | None) -> list[str]:
     return [name for name in dict.fromkeys(names) if name != "id"]
 
 
-def _subtree(branch_id: str, recursive: bool) -> list[str]:
+def _subtree(branch_id: str, recursive: bool) -> tuple[list[str], list[Any]]:
+    """The SQL for "under this branch": its direct children, or every id below its folder."""
     if not recursive:
-        return ["parent = ?"]
+        return ["parent = ?"], [branch_id]
     if branch_id == MASTER_ID:
-        return ["id != ?"]
-    return ["id > ?", "id < ?", "id != ?"]
+        return ["id != ?"], [branch_id]
+    folder = branch_id[: -len("_index")]  # "sales/"; "0" sorts right after "/", so the range is the folder
+    return ["id > ?", "id < ?", "id != ?"], [folder, folder[:-1] + "0", branch_id]
 
 
-def _subtree_params(branch_id: str, recursive: bool) -> list[Any]:
-    if not recursive or branch_id == MASTER_ID:
-        return [branch_id]
-    folder = branch_id[: -len("_index")]          # "sales/"
-    return [folder, folder[:-1] + "0", branch_id]  # every id under "sales/" ("0" sorts right after "/")
+def _under(node_id: str, branch_id: str, recursive: bool) -> bool:
+    """The same test in Python, for the few warm ids."""
+    if node_id == branch_id:
+        return False
+    if not recursive:
+        return parent_of(node_id) == branch_id
+    return branch_id == MASTER_ID or node_id.startswith(branch_id[: -len("_index")])
 
 
 def _where(filter: dict[str, Any] | None) -> tuple[list[str], list[Any]]:  # noqa: A002
@@ -105,10 +108,16 @@ def _where(filter: dict[str, Any] | None) -> tuple[list[str], list[Any]]:  # noq
             params += values
     if "tags_any" in filter:
         tags = [tag.lower() for tag in _strings("tags_any", filter["tags_any"])]
+        if all(_plain(tag) for tag in tags):
+            where.append("(" + " OR ".join("tags LIKE ? ESCAPE '\\'" for _ in tags) + ")")
+            params += [_like(tag) for tag in tags]
         where.append(f"EXISTS (SELECT 1 FROM json_each(nodes.tags) WHERE lower(value) IN ({', '.join('?' * len(tags))}))")
         params += tags
     if "tags_all" in filter:
         for tag in _strings("tags_all", filter["tags_all"]):
+            if _plain(tag):
+                where.append("tags LIKE ? ESCAPE '\\'")
+                params.append(_like(tag))
             where.append("EXISTS (SELECT 1 FROM json_each(nodes.tags) WHERE lower(value) = ?)")
             params.append(tag.lower())
     for key, op in (("updated_after", ">"), ("updated_before", "<")):
@@ -130,6 +139,19 @@ def _where(filter: dict[str, Any] | None) -> tuple[list[str], list[Any]]:  # noq
     return where, params
 
 
+def _plain(tag: str) -> bool:
+    """A tag JSON writes as it is (no escape), so its quoted form is a substring of the column."""
+    return '"' not in tag and "\\" not in tag and tag.isprintable()
+
+
+def _like(tag: str) -> str:
+    """A LIKE pattern for the quoted tag in the JSON text: a cheap string test that
+    skips most rows before json_each reads the list exactly (LIKE ignores ASCII case,
+    as the exact test does)."""
+    escaped = tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f'%"{escaped}"%'
+
+
 def _strings(key: str, value: Any) -> list[str]:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
@@ -138,26 +160,31 @@ def _strings(key: str, value: Any) -> list[str]:
     return values
 
 
-def _matching(ctx: ReadContext, selected: list[str], where: list[str], params: list[Any],
-              limit: int, warm: dict[str, float]) -> list[dict[str, Any]]:
+def _matching(ctx: ReadContext, selected: list[str], branch_id: str, recursive: bool, where: list[str],
+              params: list[Any], limit: int, warm: dict[str, float]) -> list[dict[str, Any]]:
     """The first ``limit + 1`` matches, hottest first then by id.
 
     Only warm nodes can outrank the id order, and they are few (the heat table is
-    the size of what is warm): the warm matches are fetched by id, the cold ones in
-    id order up to what is still needed, so the statement stops early in a big subtree."""
-    base = f"SELECT {', '.join(selected)} FROM nodes WHERE {' AND '.join(where)}"
+    the size of what is warm): those under the branch are picked out in Python and
+    fetched by id, the cold ones read in id order up to what is still needed, so
+    the statement stops early in a big subtree."""
+    columns = ", ".join(selected)
     hot: list[dict[str, Any]] = []
-    if warm:
-        hot = [dict(zip(selected, r)) for r in ctx.db.execute(
-            f"{base} AND id IN (SELECT value FROM json_each(?))", [*params, json.dumps(list(warm), ensure_ascii=False)])]
-        hot.sort(key=lambda row: (-warm[row["id"]], row["id"]))
+    candidates = [node for node in warm if _under(node, branch_id, recursive)]
+    if candidates:
+        rows = ctx.db.execute(f"SELECT {columns} FROM nodes WHERE id IN (SELECT value FROM json_each(?))"
+                              + "".join(f" AND {w}" for w in where),
+                              [json.dumps(candidates, ensure_ascii=False), *params])
+        hot = sorted((dict(zip(selected, r)) for r in rows), key=lambda row: (-warm[row["id"]], row["id"]))
     if len(hot) > limit:
         return [parsed(row) for row in hot]
-    cold = [dict(zip(selected, r)) for r in ctx.db.execute(f"{base} ORDER BY id LIMIT ?",
-                                                           [*params, limit + 1 + len(hot)])]
+    scope, scope_params = _subtree(branch_id, recursive)
+    cold = [dict(zip(selected, r)) for r in ctx.db.execute(
+        f"SELECT {columns} FROM nodes WHERE {' AND '.join([*scope, *where])} ORDER BY id LIMIT ?",
+        [*scope_params, *params, limit + 1 + len(hot)])]
     taken = {row["id"] for row in hot}
-    rows = hot + [row for row in cold if row["id"] not in taken]
-    return [parsed(row) for row in rows[: limit + 1]]
+    rows_out = hot + [row for row in cold if row["id"] not in taken]
+    return [parsed(row) for row in rows_out[: limit + 1]]
 
 
 def _shaped(row: dict[str, Any], columns: list[str], heat: dict[str, float]) -> dict[str, Any]:
