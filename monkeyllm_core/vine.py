@@ -306,7 +306,7 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
     def query(self, node_id: str, sql: str) -> dict[str, Any]:
         from .data.query import run_query
         return self._read_call("query", {"id": node_id, "sql": sql}, node_id,  # traced like every read
-                               lambda _ctx: run_query(self._dataset_db(node_id), sql))
+                               lambda _ctx: run_query(self._dataset_db(node_id), sql), catalog=False)
 
     def search(self, query: str, *, k: int = 8, kind: str | None = None,
                exclude: Iterable[str] = ()) -> list[dict[str, Any]]:

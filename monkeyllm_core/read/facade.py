@@ -100,7 +100,6 @@ class ReadFacade:
         if "session" not in state:
             heat = HeatStore(self.root, HeatSettings.load(self.root))
             weakref.finalize(self, heat.close)
-            heat.drop_expired_sessions()
             state["heat"] = heat
             state["session"] = Session(self.root, heat, session_id_from_env())
         return state["session"]
@@ -120,9 +119,12 @@ class ReadFacade:
                            deposit_session=session.deposit_session, alpha=float(alpha))
 
     def _read_call(self, call: str, args: dict[str, Any], focus: Any,
-                   run: Callable[[ReadContext], dict[str, Any]]) -> dict[str, Any]:
+                   run: Callable[[ReadContext | None], dict[str, Any]], *, catalog: bool = True) -> dict[str, Any]:
+        """Run one read call and trace it. ``catalog=False`` is for a call that reads
+        no catalog and no heat (query: a payload and its passport), so it opens
+        neither, and works on read-only media as it did before it was traced."""
         started = time.perf_counter()
-        ctx = self.read_context()
+        ctx = self.read_context() if catalog else None
         try:
             response = run(ctx)
         except VineError as exc:

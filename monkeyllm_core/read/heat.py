@@ -67,6 +67,7 @@ class HeatStore:
             self.available = False  # a read-only _derived/: reads go on, without memory
             return None
         self._db = db
+        self.drop_expired_sessions()
         return db
 
     def close(self) -> None:
