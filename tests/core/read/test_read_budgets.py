@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from monkeyllm_core import Vine
 from monkeyllm_core.read.contract import BUDGETS, tokens_of, wire
-from conftest import node_ids
+from _read_forest import node_ids
 
 
 @pytest.fixture(scope="module")
 def warm_reader(read_forest_base, tmp_path_factory):
     """A reader whose session has warmed every node, so heat values are in every response."""
-    import shutil
     root = tmp_path_factory.mktemp("budgets") / "brain"
     shutil.copytree(read_forest_base, root, symlinks=True)
     vine = Vine(root, writable=False)

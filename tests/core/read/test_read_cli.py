@@ -8,7 +8,7 @@ import pytest
 
 from monkeyllm_core import Vine
 from monkeyllm_core.read.contract import wire
-from conftest import vine_cli
+from _read_forest import vine_cli
 
 CALLS = [
     (["locate", "which region closed the most orders in 2026?", "--k", "3"],

@@ -5,7 +5,7 @@ import pytest
 
 from monkeyllm_core import VineError
 from monkeyllm_core.read.contract import tokens_of
-from test_read_words import NASTY
+from _read_forest import NASTY
 
 RESULT_KEYS = ["id", "kind", "type", "title", "summary", "trail", "score", "heat"]
 

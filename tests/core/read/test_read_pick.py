@@ -5,7 +5,7 @@ import pytest
 
 from monkeyllm_core import Vine, VineError, estimate_tokens
 from monkeyllm_core.read.contract import tokens_of
-from conftest import EXCHANGE_BODY, MASTER_BODY
+from _read_forest import EXCHANGE_BODY, MASTER_BODY
 
 
 

@@ -6,9 +6,7 @@ import sqlite3
 import pytest
 
 from monkeyllm_core.read.words import fold, query_terms, stem
-
-NASTY = ['"', '""', "'", "AND", "OR NOT", "NEAR(a b)", "(", ")", "*", "-", "a-b", "col:val", "^start",
-         "x\u0301", "\u200f", "🍌", "{}", "[[x]]", "a OR", "NOT NOT", "%_", "\\", "''' ; DROP TABLE nodes; --"]
+from _read_forest import NASTY
 
 
 def test_questions_keep_their_content_words_stemmed_as_prefixes():
