@@ -5,7 +5,7 @@ A pure reading of a session's trace (one record per read call, in order; see
 process made the calls. The definitions, where concepts.md leaves them open:
 
 - The **banana call** is the first call that harvested an answer node: a ``pick``
-  of it or a ``harvest`` that returned it. Failing that, the first call that
+  that returned its body (or a section) or a ``harvest`` that returned it. Failing that, the first call that
   touched one (looked at it, or returned it); failing that, the last call.
 - ``hops_to_banana`` counts the calls up to and including the banana call,
   ``tokens_to_banana`` what those calls returned, ``calls`` every call traced.
@@ -31,7 +31,8 @@ SHORTCUT_AFTER_CALLS = 4
 def banana_call(calls: Sequence[Mapping[str, Any]], answers: set[str]) -> int:
     """Index of the call that harvested the answer (see the module doc); -1 for no calls."""
     for i, call in enumerate(calls):
-        if call.get("call") in HARVESTING_CALLS and (call.get("focus") in answers or answers & set(call.get("returned", ()))):
+        # a pick that answered with the outline (body over budget) returned no banana
+        if call.get("call") in HARVESTING_CALLS and answers & set(call.get("returned", ())):
             return i
     for i, call in enumerate(calls):
         if call.get("focus") in answers or answers & set(call.get("returned", ())):

@@ -226,3 +226,11 @@ def test_query_is_traced_like_every_read(reader):
     calls = trace_lines(reader)
     assert [(c["call"], c["focus"], c.get("error")) for c in calls] == [
         ("query", "sales/orders-2026", None), ("query", "sales/orders-2026", "E_QUERY_INVALID")]
+
+
+def test_a_pick_that_answered_with_the_map_has_not_harvested_yet(reader):
+    reader.locate("master agreement")
+    reader.pick("contracts/master-agreement")                      # over 4000 tokens: the outline
+    reader.pick("contracts/master-agreement", section="Payment terms")
+    outcome = reader.close_session(True, ["contracts/master-agreement"])
+    assert outcome["metrics"]["hops_to_banana"] == 3
