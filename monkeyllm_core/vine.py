@@ -55,13 +55,14 @@ from .writing.payloads import PayloadInstaller, payload_file
 from .writing.recovery import catalog_is_stale, recover
 from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
+from .read.facade import ReadFacade
 
 
 def is_forest(root: Path) -> bool:
     return (Path(root) / SCHEMA_PATH).is_file()
 
 
-class Vine:
+class Vine(ReadFacade):  # the read calls: read/facade.py
     """A forest opened for reading, or for writing (``writable=True`` takes the lock)."""
 
     def __init__(self, root: str | os.PathLike[str], writable: bool = True) -> None:
@@ -227,8 +228,8 @@ class Vine:
 
     def query(self, node_id: str, sql: str) -> dict[str, Any]:
         from .data.query import run_query
-        db = self._dataset_db(node_id)
-        return run_query(db, sql)
+        return self._read_call("query", {"id": node_id, "sql": sql}, node_id,  # traced like every read
+                               lambda _ctx: run_query(self._dataset_db(node_id), sql), catalog=False)
 
     def search(self, query: str, *, k: int = 8, kind: str | None = None,
                exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
@@ -383,6 +384,7 @@ class Vine:
         old = current.frontmatter
         fm, body, what, fortified = apply_patch(node_id, old, current.body, patch, exists=self.exists)
         result = {"id": node_id, "commit": None, "fortified": fortified, "trail": trail_of(node_id)}
+        self.heat_fortified(node_id, fortified)  # reinforce before create: both ends warm up
         if not what:
             return result
         if is_branch_id(node_id) and body != current.body:

@@ -284,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     forest_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
+
+    from .read_commands import add_read_commands  # locate, look, move, scan, pick
+    add_read_commands(sub, forest_arg, _forest)
     return parser
 
 

@@ -72,7 +72,7 @@ NODE_COLUMNS = (
     "stale", "body_tokens",
 )
 # BM25 column weights: id (unindexed), title heaviest, then aliases, tags, summary.
-_BM25 = "bm25(nodes_fts, 0.0, 10.0, 6.0, 3.0, 1.0)"
+BM25_RANK = "bm25(nodes_fts, 0.0, 10.0, 6.0, 3.0, 1.0)"
 
 
 class Catalog:
@@ -229,7 +229,7 @@ class Catalog:
             return []
         match = " OR ".join(f'"{t}"' for t in terms[:32])
         excluded = list(exclude)
-        sql = (f"SELECT n.id, n.kind, n.type, n.title, n.summary, {_BM25} AS score "
+        sql = (f"SELECT n.id, n.kind, n.type, n.title, n.summary, {BM25_RANK} AS score "
                "FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.id WHERE nodes_fts MATCH ?")
         params: list[Any] = [match]
         if kind:

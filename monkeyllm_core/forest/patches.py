@@ -14,6 +14,10 @@ from ..errors import VineError
 from .rules import check_id, is_branch_id
 from .sections import append_section, replace_section, section, section_span
 
+# concepts.md, the confidence lifecycle: an agent mints a shortcut at 0.5
+SHORTCUT_REL = "discovered-shortcut"
+SHORTCUT_CONFIDENCE = 0.5
+
 PATCH_KEYS = frozenset({"set_frontmatter", "add_links", "remove_links", "append_section",
                         "replace_section", "body"})
 
@@ -49,6 +53,8 @@ def apply_patch(node_id: str, old: Mapping[str, Any], body: str, patch: Mapping[
     added = 0
     for link in patch.get("add_links") or []:
         link = dict(link)
+        if link.get("rel") == SHORTCUT_REL:
+            link.setdefault("confidence", SHORTCUT_CONFIDENCE)  # minted by an agent: unconfirmed until walked
         match = next((l for l in links if l.get("rel") == link.get("rel") and l.get("target") == link.get("target")), None)
         if match is not None:
             fortified.append({"rel": link.get("rel"), "target": link.get("target")})

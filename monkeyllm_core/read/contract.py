@@ -10,7 +10,7 @@ the transports send, so what is measured is what goes on the wire: compact JSON,
 from __future__ import annotations
 
 import json
-from typing import Any, MutableMapping
+from typing import Any, MutableMapping, Sequence
 
 from ..errors import estimate_tokens
 
@@ -65,3 +65,43 @@ def shed_tail(response: MutableMapping[str, Any], key: str, budget: int, *, hint
         kept += 1
     response[key] = items[:kept]
     return True
+
+
+def clip(text: str, tokens: int) -> str:
+    """``text`` within ``tokens`` tokens: whole when it fits, else cut at a word
+    boundary and ended with an ellipsis. For a neighbour's scent (a summary shown
+    beside another node), never for a body: a body is never sliced."""
+    limit = tokens * 4
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def shed_evenly(response: MutableMapping[str, Any], keys: Sequence[str], budget: int) -> dict[str, int]:
+    """Drop items from the tails of several lists until ``response`` fits, always
+    from the list that has the most items left, so one long list cannot empty the
+    others. Returns how many items each list lost (an empty dict when it fitted).
+
+    Like ``shed_tail``, items are measured once: removing one item of a compact JSON
+    list of n items shortens the text by the item and, when n > 1, one comma.
+    """
+    limit = budget * 4
+    over = len(wire(response)) - limit
+    if over <= 0:
+        return {}
+    costs = {key: [len(wire(item)) for item in response[key]] for key in keys if response.get(key)}
+    lost: dict[str, int] = {}
+    while over > 0 and costs:
+        key = max(costs, key=lambda k: (len(costs[k]), -list(keys).index(k)))
+        items = costs[key]
+        over -= items.pop() + (1 if items else 0)
+        lost[key] = lost.get(key, 0) + 1
+        if not items:
+            del costs[key]
+    for key, count in lost.items():
+        response[key] = list(response[key])[: len(response[key]) - count]
+    return lost

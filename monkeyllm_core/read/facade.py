@@ -1,0 +1,187 @@
+"""The read calls as ``Vine`` methods: ``vine.locate(...)``, ``vine.look(...)``, ...
+
+``Vine`` inherits this mixin, so the read engine stays in its own room and
+``vine.py`` names it once. Each method is a thin wrapper: make sure the catalog
+matches the forest (``freshness``), build the ``ReadContext``, run the primitive,
+and trace the call in the session (``sessions``), errors included, before the
+error is raised again. Reads never take the writer lock and never commit; what
+they keep (heat, traces) is in ``_derived/``, so a read-only Vine keeps it too.
+
+``alpha`` weighs heat in every ranking (score = strength x (1 + alpha x heat),
+concepts.md); set ``vine.alpha = 0`` to turn pheromone off.
+
+The state here is created on first use, not in ``Vine.__init__``: a writer that
+never reads (the Gardener's adopt) opens no heat store and writes no trace.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from ..errors import VineError
+from ..forest.catalog import Catalog
+from ..forest.passport import split_node
+from ..forest.rules import node_path
+from .catalog_reads import not_found
+from .context import ReadContext
+from .contract import tokens_of
+from .freshness import needs_rebuild
+from .heat import HeatStore
+from .locate import locate as locate_call
+from .look import look as look_call
+from .move import move as move_call
+from .pick import pick as pick_call
+from .ranger_settings import HeatSettings
+from .scan import scan as scan_call
+from .sessions import DEPOSIT, Session, session_id_from_env
+
+if TYPE_CHECKING:
+    from ..vine import Vine
+
+DEFAULT_ALPHA = 0.3
+
+
+class ReadFacade:
+    alpha: float = DEFAULT_ALPHA
+
+    # -- the five read calls of issue 12 (primitives.md) ----------------------------------
+    def locate(self, query: str, k: int = 5, scope: str = "all",
+               type_filter: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """Ranked entry points for a question, from curated metadata (800 tokens)."""
+        return self._read_call("locate", {"query": query, "k": k, "scope": scope, "type_filter": type_filter},
+                               None, lambda ctx: locate_call(ctx, query, k=k, scope=scope, type_filter=type_filter))
+
+    def look(self, id: str, fields: Iterable[str] | None = None) -> dict[str, Any]:  # noqa: A002 (primitives.md)
+        """The digest of one node: what it is, what it links to, what a pick costs (500 tokens)."""
+        return self._read_call("look", {"id": id, "fields": fields}, id, lambda ctx: look_call(ctx, id, fields))
+
+    def move(self, id: str, rel: str | None = None, direction: str = "out") -> dict[str, Any]:  # noqa: A002
+        """Neighbours along typed edges, or a branch's children with rel='children' (600 tokens)."""
+        return self._read_call("move", {"id": id, "rel": rel, "direction": direction}, id,
+                               lambda ctx: move_call(ctx, id, rel=rel, direction=direction))
+
+    def scan(self, parent_id: str, filter: dict[str, Any] | None = None,  # noqa: A002
+             fields: Iterable[str] | None = None, recursive: bool = False, limit: int = 50) -> dict[str, Any]:
+        """A branch's children filtered by passport fields, from the catalog alone (800 tokens)."""
+        args = {"parent_id": parent_id, "filter": filter, "fields": fields, "recursive": recursive, "limit": limit}
+        return self._read_call("scan", args, parent_id, lambda ctx: scan_call(
+            ctx, parent_id, filter=filter, fields=fields, recursive=recursive, limit=limit))
+
+    def pick(self, id: str, section: str | None = None) -> dict[str, Any]:  # noqa: A002
+        """The whole body, or one section; over 4000 tokens the outline and a hint instead."""
+        return self._read_call("pick", {"id": id, "section": section}, id,
+                               lambda ctx: pick_call(ctx, id, section=section))
+
+    def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
+        """End the hunt: heat on the winning trail when it succeeded, its metrics and
+        shortcut suggestions (concepts.md, Pheromone); the next read starts a new session."""
+        if isinstance(answer_nodes, str) or not all(isinstance(a, str) for a in answer_nodes):
+            raise VineError("E_SCHEMA", "close_session: answer_nodes must be a list of node ids",
+                            "e.g. close_session(True, ['sales/exchange-policy']).")
+        session = self.read_session()
+        outcome = session.close(success, list(answer_nodes), self._linked)
+        state = _state(self)
+        state["session"] = Session(self.root, state["heat"])
+        return outcome
+
+    def heat_fortified(self, node_id: str, fortified: Sequence[dict[str, Any]]) -> None:
+        """A link grafted again is fortification: heat rises on both ends (concepts.md,
+        reinforce before create), persistent like a successful hunt's, with no commit."""
+        targets = [link["target"] for link in fortified if isinstance(link.get("target"), str)]
+        if targets:
+            self.read_session().heat.deposit([node_id, *targets], DEPOSIT)
+
+    # -- what the read calls share ------------------------------------------------------
+    def read_session(self) -> Session:
+        """This Vine's live session: ``heat_of``, ``deposit_session``, ``trace``."""
+        state = _state(self)
+        if "session" not in state:
+            heat = HeatStore(self.root, HeatSettings.load(self.root))
+            weakref.finalize(self, heat.close)
+            state["heat"] = heat
+            state["session"] = Session(self.root, heat, session_id_from_env())
+        return state["session"]
+
+    def read_context(self) -> ReadContext:
+        """The catalog (made current first), dialect, files and heat the primitives read."""
+        if self._closed:
+            raise VineError("E_READONLY", "this Vine is closed", "Open the forest again to read it.")
+        self._catalog_for_reads()
+        session = self.read_session()
+        alpha = self.alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
+            raise VineError("E_SCHEMA", f"alpha must be a number of at least 0, not {alpha!r}",
+                            "0 turns pheromone off; 0.3 is the default.")
+        return ReadContext(db=self.catalog.db, dialect=self.dialect, read_node=self.read, read_body=self._read_body,
+                           heat_of=session.heat_of, warm=session.warm,
+                           deposit_session=session.deposit_session, alpha=float(alpha))
+
+    def _read_call(self, call: str, args: dict[str, Any], focus: Any,
+                   run: Callable[[ReadContext | None], dict[str, Any]], *, catalog: bool = True) -> dict[str, Any]:
+        """Run one read call and trace it. ``catalog=False`` is for a call that reads
+        no catalog and no heat (query: a payload and its passport), so it opens
+        neither, and works on read-only media as it did before it was traced."""
+        started = time.perf_counter()
+        ctx = self.read_context() if catalog else None
+        try:
+            response = run(ctx)
+        except VineError as exc:
+            self.read_session().trace(call, args, focus=focus if isinstance(focus, str) else None, returned=[],
+                                      tokens=tokens_of(exc.envelope()), ms=(time.perf_counter() - started) * 1000,
+                                      error=exc.code)
+            raise
+        self.read_session().trace(call, args, focus=focus if isinstance(focus, str) else None,
+                                  returned=returned_ids(response), tokens=tokens_of(response),
+                                  ms=(time.perf_counter() - started) * 1000)
+        return response
+
+    def _catalog_for_reads(self: "Vine") -> None:
+        state = _state(self)
+        if state.get("fresh") or self.writable:
+            return
+        if needs_rebuild(self.catalog.db, self.root):
+            self.catalog.close()
+            try:
+                self.catalog = Catalog(self.root)  # a writable connection, for the rebuild only
+                try:
+                    self.reindex()
+                finally:
+                    self.catalog.close()
+            except sqlite3.OperationalError:
+                pass  # another reader is rebuilding it this moment: read what is there (WAL keeps it whole)
+            self.catalog = Catalog(self.root, readonly=True)
+        state["fresh"] = True
+
+    def _read_body(self: "Vine", node_id: str) -> str:
+        text = self._read_text(node_path(node_id))  # checked ids only: callers found the row first
+        if text is None:
+            raise not_found(node_id)
+        return split_node(text, where=node_path(node_id))[1]
+
+    def _linked(self: "Vine", a: str, b: str) -> bool:
+        return self.catalog.db.execute(
+            "SELECT 1 FROM edges WHERE inferred = 0 AND ((source = ? AND target = ?) OR (source = ? AND target = ?)) "
+            "LIMIT 1", (a, b, b, a)).fetchone() is not None
+
+
+def _state(vine: Any) -> dict[str, Any]:
+    """The read engine's per-Vine state, kept on the instance under one name."""
+    state = vine.__dict__.get("_read_state")
+    if state is None:
+        state = vine.__dict__["_read_state"] = {}
+    return state
+
+
+def returned_ids(response: dict[str, Any]) -> list[str]:
+    """The node ids a response surfaced, for the trace (what a hunt could hop to next)."""
+    ids: list[str] = []
+    for key, field in (("results", "id"), ("neighbors", "id"), ("nodes", "id"), ("children", "id"),
+                       ("edges_out", "target"), ("edges_in", "source"), ("cross_trails", "target")):
+        for item in response.get(key) or ():
+            if isinstance(item, dict) and isinstance(item.get(field), str):
+                ids.append(item[field])
+    if "body" in response and isinstance(response.get("id"), str):
+        ids.append(response["id"])  # pick returned the banana itself
+    return list(dict.fromkeys(ids))

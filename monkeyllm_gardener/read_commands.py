@@ -1,0 +1,181 @@
+"""``vine locate | look | move | scan | pick``: the read calls on the command line.
+
+A thin layer like the rest of the CLI: parse the arguments, open the forest
+read-only (a read never takes the writer lock, so it runs beside ``vine sync``),
+call the ``Vine`` method, print. ``--json`` prints the exact response, the same
+compact JSON every transport sends (``read.contract.wire``), and an expected
+error as its envelope on stdout (exit 2); without it the output is text for a
+person and an error is one line on stderr with its hint (exit 2).
+
+``MONKEYLLM_SESSION=<id>`` makes successive commands one hunt (``read.sessions``):
+their traces share a file and a pick's session heat ranks the next locate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from monkeyllm_core import Vine, VineError
+from monkeyllm_core.read.contract import wire
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_read_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
+                      forest_of: Callable[[argparse.Namespace], Path]) -> None:
+    """Register the five read commands on the ``vine`` subparsers."""
+    def command(name: str, help_text: str, call: Callable[[Vine, argparse.Namespace], dict[str, Any]],
+                show: Callable[[dict[str, Any]], str]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        forest_arg(p)
+        p.add_argument("--json", action="store_true", help="print the exact response (compact JSON)")
+        p.set_defaults(func=lambda args: _run(args, forest_of, call, show))
+        return p
+
+    p = command("locate", "ranked entry points for a question (title, aliases, tags, summary)",
+                lambda v, a: v.locate(a.query, k=a.k, scope=a.scope, type_filter=a.type), show_locate)
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5, help="how many entry points (default 5)")
+    p.add_argument("--scope", default="all", help="all | branches | bananas")
+    p.add_argument("--type", action="append", help="only this node type (repeatable)")
+
+    p = command("look", "the digest of one node: what it is, its edges, what a pick costs",
+                lambda v, a: v.look(a.id, fields=_names(a.fields)), show_look)
+    p.add_argument("id")
+    p.add_argument("--fields", help="comma-separated fields, e.g. summary,stats")
+
+    p = command("move", "neighbours along typed edges, or a branch's children (--rel children)",
+                lambda v, a: v.move(a.id, rel=a.rel, direction=a.direction), show_move)
+    p.add_argument("id")
+    p.add_argument("--rel", help="one relation, or 'children'")
+    p.add_argument("--direction", default="out", help="out | in | both (default out)")
+
+    p = command("scan", "a branch's children filtered by passport fields (catalog only)",
+                lambda v, a: v.scan(a.parent, filter=_filter(a.filter), fields=_names(a.fields),
+                                    recursive=a.recursive, limit=a.limit), show_scan)
+    p.add_argument("parent", help="a branch id (sales/_index) or its folder (sales)")
+    p.add_argument("--filter", help='JSON, e.g. \'{"type": "dataset", "tags_any": ["sales"]}\'')
+    p.add_argument("--fields", help="comma-separated fields (default type,title,summary)")
+    p.add_argument("--recursive", action="store_true", help="the whole subtree, not only direct children")
+    p.add_argument("--limit", type=int, default=50)
+
+    p = command("pick", "a node's whole body, or one section of it",
+                lambda v, a: v.pick(a.id, section=a.section), show_pick)
+    p.add_argument("id")
+    p.add_argument("--section", help="a header of the body (any level, any case)")
+
+
+def _run(args: argparse.Namespace, forest_of: Callable[[argparse.Namespace], Path],
+         call: Callable[[Vine, argparse.Namespace], dict[str, Any]], show: Callable[[dict[str, Any]], str]) -> int:
+    try:
+        with Vine(forest_of(args), writable=False) as vine:
+            response = call(vine, args)
+    except VineError as exc:
+        if not args.json:
+            raise  # the CLI's one-line error, exit 2
+        _write(wire(exc.envelope()))
+        return EXIT_USAGE
+    _write(wire(response) if args.json else show(response))
+    return EXIT_OK
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _filter(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise VineError("E_SCHEMA", f"--filter is not JSON ({exc.msg} at character {exc.pos})",
+                        """Quote it for the shell, e.g. --filter '{"type": "dataset"}'.""") from None
+
+
+# -- text for a person ------------------------------------------------------------------
+def _tail(response: dict[str, Any], more: str) -> list[str]:
+    lines = []
+    if response.get("truncated"):
+        lines.append(f"(truncated: {response.get('hint') or more})")
+    return lines
+
+
+def show_locate(response: dict[str, Any]) -> str:
+    lines = []
+    for n, result in enumerate(response["results"], start=1):
+        extra = f"  [{result['coverage']}]" if result.get("coverage") else ""
+        lines.append(f"{n}. {result['id']}  ({result['kind']}, {result['type']})  "
+                     f"score {result['score']:.4f}  heat {result['heat']:.2f}{extra}")
+        lines.append(f"   {result['title']}: {result['summary']}")
+    if not response["results"]:
+        lines.append("no entry point matched")
+    return "\n".join(lines + _tail(response, "more nodes matched: narrow the query"))
+
+
+def show_look(response: dict[str, Any]) -> str:
+    lines = [f"{response['id']}" + (f"  ({response['type']})" if "type" in response else "")]
+    for key in ("title", "summary", "tags", "confidence", "updated", "coverage", "notes"):
+        if key in response:
+            value = response[key]
+            lines.append(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")
+    for edge in response.get("edges_out", []):
+        lines.append(f"  -> {edge['rel']} {edge['target']}: {edge['target_summary'] or '(no such node)'}")
+    for edge in response.get("edges_in", []):
+        lines.append(f"  <- {edge['rel']} {edge['source']}")
+    if response.get("outline"):
+        lines.append("  outline: " + " | ".join(response["outline"]))
+    for child in response.get("children", []):
+        lines.append(f"  child {child['id']}: {child['summary']}")
+    for trail in response.get("cross_trails", []):
+        lines.append(f"  cross trail -> {trail['target']}: {trail['text']}")
+    manual = response.get("query_manual")
+    if manual:
+        for table, columns in {**manual.get("tables", {}), **manual.get("views", {})}.items():
+            lines.append(f"  table {table}({', '.join(columns)})")
+        for example in manual.get("example_queries", []):
+            lines.append(f"  example: {example}")
+    samples = response.get("sample_rows")
+    if samples:
+        lines.append("  sample: " + " | ".join(samples["columns"]))
+        lines += ["          " + " | ".join(row) for row in samples["rows"]]
+    if "stats" in response:
+        stats = response["stats"]
+        lines.append(f"  stats: {stats['body_tokens']} body tokens, degree {stats['degree']}, heat {stats['heat']:.2f}")
+    return "\n".join(lines + _tail(response, "the digest was cut"))
+
+
+def show_move(response: dict[str, Any]) -> str:
+    lines = [f"{'->' if n['direction'] == 'out' else '<-'} {n['rel']} {n['id']}  ({n['type'] or 'no such node'}, "
+             f"heat {n['heat']:.2f}): {n['summary'] or ''}" for n in response["neighbors"]]
+    if not lines:
+        lines.append("no neighbours")
+    return "\n".join(lines + _tail(response, "more neighbours matched"))
+
+
+def show_scan(response: dict[str, Any]) -> str:
+    lines = []
+    for node in response["nodes"]:
+        rest = [f"{key}={', '.join(map(str, v)) if isinstance(v, list) else v}" for key, v in node.items() if key != "id"]
+        lines.append(f"{node['id']}" + (f"  {'  '.join(rest)}" if rest else ""))
+    if not lines:
+        lines.append("no node matched")
+    return "\n".join(lines + _tail(response, "more nodes matched: raise the limit or narrow the filter"))
+
+
+def show_pick(response: dict[str, Any]) -> str:
+    if "body" in response:
+        return response["body"]
+    lines = [f"{response['id']}: {response['title']} ({response['body_tokens']} tokens)", "outline:"]
+    lines += [f"  {name}" for name in response.get("outline", [])]
+    return "\n".join(lines + _tail(response, "the body is over the budget"))

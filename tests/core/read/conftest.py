@@ -1,0 +1,46 @@
+"""Fixtures of the read-engine tests: the forest of ``_read_forest``, planted once per
+test session, and a private copy of it for each test (``read_forest``), so heat and
+traces one test leaves never reach another."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from monkeyllm_core import Vine, init_forest
+from _read_forest import plant_forest
+
+
+@pytest.fixture(scope="session")
+def read_forest_base(tmp_path_factory) -> Path:
+    root = init_forest(tmp_path_factory.mktemp("read") / "brain", "Read forest")
+    plant_forest(root)
+    return root
+
+
+@pytest.fixture
+def read_forest(read_forest_base, tmp_path) -> Path:
+    """A private copy of the read forest (its git, catalog and no heat)."""
+    root = tmp_path / "brain"
+    shutil.copytree(read_forest_base, root, symlinks=True)
+    shutil.rmtree(root / "_derived" / "traces", ignore_errors=True)
+    (root / "_derived" / "trails.db").unlink(missing_ok=True)
+    return root
+
+
+@pytest.fixture
+def reader(read_forest):
+    """A read-only Vine on the copy: reads never need the lock."""
+    vine = Vine(read_forest, writable=False)
+    yield vine
+    vine.close()
+
+
+@pytest.fixture(scope="session")
+def shared_reader(read_forest_base):
+    """One read-only Vine on the base forest for tests that only read: never pick,
+    close a session or change alpha through it (that would warm nodes for others)."""
+    vine = Vine(read_forest_base, writable=False)
+    yield vine
+    vine.close()
