@@ -26,7 +26,7 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def add_read_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
                       forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    """Register the five read commands on the ``vine`` subparsers."""
+    """Register the read commands on the ``vine`` subparsers."""
     def command(name: str, help_text: str, call: Callable[[Vine, argparse.Namespace], dict[str, Any]],
                 show: Callable[[dict[str, Any]], str]) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
@@ -66,6 +66,20 @@ def add_read_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], 
                 lambda v, a: v.pick(a.id, section=a.section), show_pick)
     p.add_argument("id")
     p.add_argument("--section", help="a header of the body (any level, any case)")
+
+    p = command("sniff", "literal search of bodies (case and accents ignored), with the matching lines",
+                lambda v, a: v.sniff(a.terms, scope=a.scope, k=a.k, type_filter=a.type), show_sniff)
+    p.add_argument("terms", nargs="+", help="1-8 literal strings of at least 2 characters")
+    p.add_argument("--scope", help="a branch (its subtree) or one node id")
+    p.add_argument("--k", type=int, default=5, help="how many nodes (default 5)")
+    p.add_argument("--type", action="append", help="only this node type (repeatable)")
+
+    p = command("harvest", "locate and sniff fused, each node with its evidence (no model)",
+                lambda v, a: v.harvest(a.query, terms=a.term, k=a.k), show_harvest)
+    p.add_argument("query")
+    p.add_argument("--term", action="append", help="a literal string to sniff for (repeatable; default: "
+                                                   "the query's content words)")
+    p.add_argument("--k", type=int, default=3, help="how many nodes (default 3)")
 
 
 def _run(args: argparse.Namespace, forest_of: Callable[[argparse.Namespace], Path],
@@ -179,3 +193,35 @@ def show_pick(response: dict[str, Any]) -> str:
     lines = [f"{response['id']}: {response['title']} ({response['body_tokens']} tokens)", "outline:"]
     lines += [f"  {name}" for name in response.get("outline", [])]
     return "\n".join(lines + _tail(response, "the body is over the budget"))
+
+
+def show_sniff(response: dict[str, Any]) -> str:
+    lines = []
+    for n, result in enumerate(response["results"], start=1):
+        more = " (more lines matched)" if result.get("truncated_matches") else ""
+        lines.append(f"{n}. {result['id']}  ({result['type']})  {result['match_count']} matching line(s){more}")
+        for match in result["matches"]:
+            where = f"{match['section']}, " if match.get("section") else ""
+            lines.append(f"   [{where}line {match['line']}] {match['snippet']}")
+    if not response["results"]:
+        lines.append("no body holds these terms")
+    lines.append(f"({response['scanned_nodes']} node(s) in scope)")
+    return "\n".join(lines + _tail(response, "more nodes matched: narrow the scope or add a term"))
+
+
+def show_harvest(response: dict[str, Any]) -> str:
+    lines = []
+    for n, result in enumerate(response["results"], start=1):
+        lines.append(f"{n}. {result['id']}  score {result['score']:.4f}  found by {', '.join(result['found_by'])}")
+        lines.append(f"   {result['title']}: {result['summary']}")
+        for part in result.get("content", []):
+            if "body" in part:
+                head = f"## {part['section']}" if part.get("section") else "(whole body)"
+                lines.append(f"   {head} ({part['body_tokens']} tokens)")
+            else:
+                lines.append(f"   outline: {', '.join(part.get('outline', []))}")
+        if result.get("notes"):
+            lines.append(f"   notes: {result['notes']}")
+    if not response["results"]:
+        lines.append("nothing matched")
+    return "\n".join(lines + _tail(response, "more nodes matched: narrow the query"))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from ..errors import VineError
 from ..forest.catalog import Catalog
 from ..forest.passport import split_node
-from ..forest.rules import node_path
+from ..forest.rules import node_path, trail_of
 from .catalog_reads import not_found
 from .context import ReadContext
 from .contract import tokens_of
@@ -35,6 +35,9 @@ from .move import move as move_call
 from .pick import pick as pick_call
 from .ranger_settings import HeatSettings
 from .scan import scan as scan_call
+from .body_index import BodyIndex
+from .harvest import harvest as harvest_call
+from .sniff import sniff as sniff_call
 from .sessions import DEPOSIT, Session, session_id_from_env
 
 if TYPE_CHECKING:
@@ -46,7 +49,7 @@ DEFAULT_ALPHA = 0.3
 class ReadFacade:
     alpha: float = DEFAULT_ALPHA
 
-    # -- the five read calls of issue 12 (primitives.md) ----------------------------------
+    # -- the read calls of issue 12 (primitives.md; query is in vine.py) ----------------------------------
     def locate(self, query: str, k: int = 5, scope: str = "all",
                type_filter: str | Iterable[str] | None = None) -> dict[str, Any]:
         """Ranked entry points for a question, from curated metadata (800 tokens)."""
@@ -73,6 +76,47 @@ class ReadFacade:
         """The whole body, or one section; over 4000 tokens the outline and a hint instead."""
         return self._read_call("pick", {"id": id, "section": section}, id,
                                lambda ctx: pick_call(ctx, id, section=section))
+
+    def sniff(self, terms: Sequence[str] | str, scope: str | None = None, k: int = 5,
+              type_filter: str | Iterable[str] | None = None) -> dict[str, Any]:
+        """Literal, case- and accent-insensitive search of bodies, with the matching lines (800 tokens)."""
+        args = {"terms": terms, "scope": scope, "k": k, "type_filter": type_filter}
+        return self._read_call("sniff", args, scope, lambda ctx: self._sniff(ctx, terms, scope=scope, k=k,
+                                                                            type_filter=type_filter))
+
+    def harvest(self, query: str, terms: Sequence[str] | None = None, k: int = 3) -> dict[str, Any]:
+        """locate and sniff fused (RRF), each node with its evidence attached (4000 tokens).
+        What it returns warms its trail in this session, as a pick does."""
+        def run(ctx: ReadContext) -> dict[str, Any]:
+            # the inner calls are parts of this one call: not traced on their own
+            response = harvest_call(
+                query, terms, k,
+                locate=lambda q, k=5, scope="all", type_filter=None: locate_call(
+                    ctx, q, k=k, scope=scope, type_filter=type_filter),
+                sniff=lambda t, scope=None, k=5, type_filter=None: self._sniff(
+                    ctx, t, scope=scope, k=k, type_filter=type_filter),
+                body_of=self._read_body, catalog=self.catalog)
+            for result in response.get("results", []):
+                ctx.deposit_session([*trail_of(result["id"]), result["id"]])
+            return response
+        return self._read_call("harvest", {"query": query, "terms": terms, "k": k}, None, run)
+
+    def _sniff(self, ctx: ReadContext, terms: Sequence[str] | str, *, scope: str | None, k: int,
+               type_filter: str | Iterable[str] | None) -> dict[str, Any]:
+        return sniff_call(self._body_index(), terms, scope=scope, k=k, type_filter=type_filter,
+                          heat_of=ctx.heat_of, alpha=ctx.alpha, types=self.dialect.types)
+
+    def _body_index(self: "Vine") -> BodyIndex:
+        """One derived body index per Vine, over the catalog the reads use now (a
+        read-only Vine may have reopened it after a rebuild)."""
+        state = _state(self)
+        index = state.get("bodies")
+        if index is None or index.catalog is not self.catalog:
+            if index is not None:
+                index.close()
+            index = state["bodies"] = BodyIndex(self.root, self.catalog)
+            weakref.finalize(self, index.close)
+        return index
 
     def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
         """End the hunt: heat on the winning trail when it succeeded, its metrics and
@@ -155,7 +199,7 @@ class ReadFacade:
         state["fresh"] = True
 
     def _read_body(self: "Vine", node_id: str) -> str:
-        text = self._read_text(node_path(node_id))  # checked ids only: callers found the row first
+        text = self._files.read(node_path(node_id))  # checked ids only: callers found the row first
         if text is None:
             raise not_found(node_id)
         return split_node(text, where=node_path(node_id))[1]

@@ -1,4 +1,4 @@
-"""vine locate | look | move | scan | pick: the real command, in a subprocess."""
+"""vine locate | look | move | scan | pick | sniff | harvest: the real command, in a subprocess."""
 from __future__ import annotations
 
 import json
@@ -26,6 +26,10 @@ CALLS = [
     (["pick", "sales/exchange-policy", "--section", "Deadlines"], lambda v: v.pick("sales/exchange-policy", section="Deadlines")),
     (["pick", "contracts/master-agreement"], lambda v: v.pick("contracts/master-agreement")),
     (["look", "relatorios/社員名簿"], lambda v: v.look("relatorios/社員名簿")),
+    (["sniff", "NF-4412", "exchange", "--scope", "sales", "--k", "5"],
+     lambda v: v.sniff(["NF-4412", "exchange"], scope="sales", k=5)),
+    (["harvest", "exchange deadlines for invoice NF-4412", "--k", "2"],
+     lambda v: v.harvest("exchange deadlines for invoice NF-4412", k=2)),
 ]
 
 
