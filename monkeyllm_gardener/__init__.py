@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from .conversion import Conversion, ConversionError, MediaInfo, UnsupportedFile
 from .hookspecs import PROJECT_NAME, hookimpl, hookspec
-# The kit is imported here, before any module that reads markdown by its rules
-# (derive), so importing any part of the package loads it in one order.
 from .kit.protocols import Converter, Describer, OptionalDependencies
 
 __all__ = ["hookimpl", "hookspec", "PROJECT_NAME", "Conversion", "ConversionError", "Converter", "Describer",

@@ -179,15 +179,6 @@ def cut_at_word(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
     return cut.rstrip(" ,;:.-—–") + ELLIPSIS
 
 
-def single_line(text: str) -> str:
-    """``text`` as one line: escape sequences removed whole, control and bidi
-    characters dropped, whitespace runs made one space (``store.messages.one_line``). The
-    one rule for every one-line field made from file content: titles, summaries,
-    media facts, tags. A summary is repeated on every index that lists its node, so
-    nothing in it may drive a terminal."""
-    return one_line(str(text))
-
-
 def is_valid_summary(summary: str) -> bool:
     """True when ``summary`` obeys the core's summary contract (a write would take it)."""
     return summary_error(summary) is None
@@ -200,8 +191,8 @@ def derive_title(markdown: str, fallback: str) -> str:
 
 def title_sentence(title: str, kind_hint: str = "note") -> str:
     """The never-empty fallback: ``Note titled "<title>".`` (within 240 chars)."""
-    kind = (single_line(kind_hint) or "note").capitalize()
-    title = single_line(title) or "untitled"
+    kind = (one_line(kind_hint) or "note").capitalize()
+    title = one_line(title) or "untitled"
     head = f'{kind} titled "'
     room = SUMMARY_MAX_CHARS - len(head) - len('".')
     if len(title) > room:
@@ -227,7 +218,7 @@ def derive_summary(markdown: str, *, title: str, kind_hint: str = "note") -> str
         if len(candidate) > SUMMARY_MAX_CHARS:
             break
         summary = candidate
-    summary = single_line(summary)
+    summary = one_line(summary)
     return summary if is_valid_summary(summary) else title_sentence(title, kind_hint)
 
 
@@ -237,7 +228,7 @@ def _count(n: int, singular: str, plural: str | None = None) -> str:
 
 def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = SUMMARY_MAX_CHARS) -> str:
     """``head`` + as many ``items`` (comma-joined) as fit, then ``and N more`` + ``tail``."""
-    items = [single_line(i) for i in items if single_line(i)]
+    items = [one_line(i) for i in items if one_line(i)]
     for shown in range(len(items), -1, -1):
         listed = ", ".join(items[:shown])
         hidden = len(items) - shown
@@ -250,7 +241,7 @@ def _fit_list(head: str, items: Sequence[str], tail: str = ".", limit: int = SUM
 
 
 def _quoted_title(title: str, room: int = 80) -> str:
-    return '"' + cut_at_word(single_line(title) or "untitled", room) + '"'
+    return '"' + cut_at_word(one_line(title) or "untitled", room) + '"'
 
 
 def summary_for_dataset(
@@ -282,7 +273,7 @@ def summary_for_dataset(
 def summary_for_media(title: str, info_line: str, *, kind: str = "media") -> str:
     """``Image "whiteboard pricing": PNG format, 640x480 pixels, 12,345 bytes.``"""
     label = {"image": "Image", "audio": "Audio recording"}.get(kind, "Media file")
-    info = single_line(info_line).rstrip(".")
+    info = one_line(info_line).rstrip(".")
     text = f"{label} {_quoted_title(title)}" + (f": {info}." if info else ".")
     return cut_at_word(text)
 
@@ -298,6 +289,6 @@ def summary_for_branch(
     counts = _count(n_bananas, "node")
     if n_branches:
         counts += f" and {_count(n_branches, 'sub-branch', 'sub-branches')}"
-    if not [t for t in child_titles if single_line(t)]:
+    if not [t for t in child_titles if one_line(t)]:
         return cut_at_word(f"{head}{counts}.")
     return _fit_list(f"{head}{counts}, including ", child_titles)

@@ -37,9 +37,8 @@ import re
 from pathlib import PurePosixPath
 
 from monkeyllm_gardener.conversion import MediaInfo
-from monkeyllm_gardener.derive import CONTROL_CHARACTERS, single_line
-# The file-name title is the kit's (converters give it); nodes.py tells it apart here.
-from monkeyllm_gardener.kit.media import media_title  # noqa: F401
+from monkeyllm_core.store.messages import one_line
+from monkeyllm_gardener.derive import CONTROL_CHARACTERS
 
 SENTINEL = "No description has been generated for this media yet."
 
@@ -53,7 +52,7 @@ _SAFE_EXTENSION = re.compile(r"\.[a-z0-9]{1,10}")
 def render_media_body(title: str, info: MediaInfo, description: str | None = None) -> str:
     """The markdown body of a media node; ``description`` (markdown from a
     describer) replaces the sentinel when given and not blank."""
-    heading = f"# {single_line(title) or single_line(info.filename) or 'media'}"
+    heading = f"# {one_line(title) or one_line(info.filename) or 'media'}"
     if description is not None and description.strip():
         closing = f"## Description\n\n{description.strip()}"
     else:
@@ -68,7 +67,7 @@ def media_line(info: MediaInfo) -> str:
     plus the problem, if any."""
     line = f"Media file {_code_span(info.filename)} ({_line_facts(info)})."
     if info.problem:
-        line += f" The file could not be fully read: {_sentence(single_line(info.problem))}"
+        line += f" The file could not be fully read: {_sentence(one_line(info.problem))}"
     return line
 
 
@@ -77,12 +76,12 @@ def media_summary_facts(info: MediaInfo) -> str:
     ``Media file`` preamble nor a problem), then the file's own description, the
     best scent a photo has."""
     facts = _line_facts(info)
-    description = single_line(info.details.get("description", ""))
+    description = one_line(info.details.get("description", ""))
     return f"{facts}; {description}" if description else facts
 
 
 def _line_facts(info: MediaInfo) -> str:
-    facts = [f"{single_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
+    facts = [f"{one_line(info.format) or 'unknown'} format", _count(info.size_bytes, "byte")]
     if info.width is not None and info.height is not None:
         facts.append(f"{info.width}x{info.height} pixels")
     if info.duration_seconds is not None:
@@ -91,7 +90,7 @@ def _line_facts(info: MediaInfo) -> str:
     capture = _capture_facts(info)
     if capture:
         shown += "; " + ", ".join(capture)
-    tags = [f"{single_line(key)}: {single_line(value)}" for key, value in info.tags.items() if single_line(value)]
+    tags = [f"{one_line(key)}: {one_line(value)}" for key, value in info.tags.items() if one_line(value)]
     if tags:
         shown += "; " + ", ".join(tags)
     return shown
@@ -101,7 +100,7 @@ def media_details(info: MediaInfo) -> str:
     """``- Title: ...`` lines for the text the file declares about itself; "" when none."""
     items = []
     for key, value in info.details.items():
-        label, text = single_line(key), single_line(value)
+        label, text = one_line(key), one_line(value)
         if label and text:
             items.append(f"- {label[:1].upper()}{label[1:]}: {text}")
     return "\n".join(items)
@@ -135,8 +134,8 @@ def _code_span(text: str) -> str:
 def _capture_facts(info: MediaInfo) -> list[str]:
     """``taken 2024-06-01 14:03``, ``GPS 48.8584 N 2.2945 E``, ``altitude 35 m``."""
     facts = []
-    if info.taken and single_line(info.taken):
-        facts.append(f"taken {single_line(info.taken)}")
+    if info.taken and one_line(info.taken):
+        facts.append(f"taken {one_line(info.taken)}")
     if _finite(info.latitude) and _finite(info.longitude):
         latitude = _degrees(info.latitude, "N", "S")
         longitude = _degrees(info.longitude, "E", "W")

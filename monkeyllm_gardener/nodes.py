@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from monkeyllm_core import NodeWrite, PayloadSpec
 from monkeyllm_core.forest.sections import get_section, outline
+from monkeyllm_core.store.messages import one_line
 
 from .conversion import Conversion
 from .prepared import Prepared, stage_dataset, stages_dataset
@@ -37,7 +38,7 @@ def title_of(conv: Conversion, rel: str, *, name_title: bool = False) -> str:
     own = dict(conv.frontmatter or {})
     title = clean_title(own.get("title")) or clean_title(conv.title) or stem
     if name_title:
-        from .media import media_title
+        from .kit.media import media_title
         if title in (stem, clean_title(media_title(name))):
             return clean_title(name) or title
     return title
@@ -156,8 +157,7 @@ def clean_title(value: Any) -> str | None:
     """A title on one line, without escape sequences, controls or bidi characters."""
     if not isinstance(value, str):
         return None
-    from .derive import single_line
-    return single_line(value) or None
+    return one_line(value) or None
 
 
 def iso_date(value: Any) -> str | None:

@@ -34,6 +34,7 @@ from .folding import fold
 from .headings import Heading, headings, outline, section_text
 from .literal import enclosing
 from .sniff import MAX_TERMS, check_k
+from .words import STOP_WORDS  # locate's list: one idea of a word without scent
 
 RRF_K = 60
 WHOLE_BODY_TOKENS = 1200
@@ -152,20 +153,6 @@ def notes_of(body: str) -> str | None:
     """A dataset's ``Notes`` section (any level), without its heading; None without one."""
     return section_text(body, "Notes") or None
 
-
-# Function words of English and Portuguese questions, compared folded: they carry
-# no scent and would match nearly every body.
-STOP_WORDS = frozenset(fold(word) for word in """
-a about after all also an and any are as at be been before being between both but by can could
-did do does doing during each for from had has have how i if in into is it its just me more most
-my no not of on or other our out over own same should so some such than that the their them then
-there these they this those through to too under until up very was we were what when where which
-while who whom why will with would you your
-ao aos as até com como da das de dela dele depois do dos e é ela ele em entre era essa esse esta
-este eu foi foram há isso isto já mais mas me meu minha muito na nas nem no nos nossa nosso num
-numa o onde os ou para pela pelas pelo pelos por porque qual quais quando que quem se sem ser seu
-seus sua suas também tem um uma umas uns você
-""".split())
 
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
 _PLURAL = (("ções", "ç"), ("ões", ""), ("ies", ""), ("s", ""))  # each leaves a literal stem of both forms

@@ -19,8 +19,9 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
+from monkeyllm_core.store.messages import one_line
+
 from monkeyllm_gardener.conversion import Conversion, MediaInfo, PayloadType
-from monkeyllm_gardener.derive import single_line
 
 __all__ = ["MAX_TAG_CHARACTERS", "clean_tag", "media_conversion", "media_title"]
 
@@ -44,15 +45,15 @@ def media_conversion(path: Path, info: MediaInfo, *, payload_type: PayloadType, 
 def media_title(source_name: str) -> str:
     """A readable title from a file name: ``team_photo.png`` -> ``team photo``."""
     stem = PurePosixPath(source_name).stem or source_name
-    readable = single_line(stem.replace("_", " ").replace("-", " "))
-    return readable or single_line(stem) or single_line(source_name)
+    readable = one_line(stem.replace("_", " ").replace("-", " "))
+    return readable or one_line(stem) or one_line(source_name)
 
 
 def clean_tag(value: str, limit: int = MAX_TAG_CHARACTERS) -> str:
     """A metadata value (EXIF, ID3, ...) as one short line: control characters
     (NUL padding included) and whitespace runs become one space; a value over
     ``limit`` characters is cut, with a visible ``…``."""
-    text = single_line(value)
+    text = one_line(value)
     if len(text) > limit:
         text = text[: limit - 1] + "\u2026"
     return text
