@@ -436,6 +436,39 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                     ids.append(f"{rel_dir}/{name[:-3]}" if rel_dir else name[:-3])
         return ids
 
+    def reindex_nodes(self, node_ids: Iterable[str]) -> int:
+        """Re-index these nodes from their files, in one catalog transaction: a node
+        whose file is gone (or no longer a readable node) leaves the catalog.
+        Returns how many are indexed now."""
+        db = self.catalog
+        db.begin()
+        try:
+            count = 0
+            for node_id in sorted(set(node_ids)):
+                self._files.forget(node_path(node_id))
+                if self._index_node(node_id):
+                    count += 1
+                else:
+                    db.delete_node(node_id)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        return count
+
+    def _index_node(self, node_id: str) -> bool:
+        """Write one node's catalog rows from its file; False when it holds no readable node."""
+        try:
+            node = self.read(node_id)
+        except VineError:
+            return False  # validate reports it; the catalog only holds readable nodes
+        if node.frontmatter.get("id") != node_id:
+            return False
+        self.catalog.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
+        if is_branch_id(node_id):
+            self.catalog.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
+        return True
+
     def reindex(self) -> int:
         """Rebuild the catalog from the files. Returns the number of nodes indexed."""
         db = self.catalog
@@ -444,16 +477,7 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             db.delete_all()
             count = 0
             for node_id in self.node_files():
-                try:
-                    node = self.read(node_id)
-                except VineError:
-                    continue  # validate reports it; the catalog only holds readable nodes
-                if node.frontmatter.get("id") != node_id:
-                    continue
-                db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
-                if is_branch_id(node_id):
-                    db.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
-                count += 1
+                count += self._index_node(node_id)
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
             db.commit()
