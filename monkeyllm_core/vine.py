@@ -56,6 +56,7 @@ from .writing.recovery import catalog_is_stale, recover
 from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
+from .read.freshness import mark_rebuilt
 
 
 def is_forest(root: Path) -> bool:
@@ -474,6 +475,7 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
         db = self.catalog
         db.begin()
         try:
+            mark_rebuilt(db.db)  # before the files are read: a file changed during the rebuild is read again
             db.delete_all()
             count = 0
             for node_id in self.node_files():

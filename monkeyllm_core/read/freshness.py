@@ -42,6 +42,8 @@ from ..writing.writer_probe import probe
 
 STATUS_SECONDS = 2.0
 WORKTREE_KEY = "worktree"  # meta row: {path: [mtime_ns, size] | None} of the dirty node files indexed
+REBUILT_KEY = "rebuilt_ns"  # meta row: when the catalog was last rebuilt from the files
+RACY_NS = 1_000_000_000  # a file written within a second of the rebuild may have changed unseen: read it again
 
 
 @dataclass
@@ -93,9 +95,10 @@ class CatalogFreshness:
                 plan.full = True
             else:
                 plan.node_ids.update(filter(None, map(node_id_for_path, changed)))
+        recorded: dict[str, list[int] | None] = {}
         if status_due:
-            recorded = _recorded_worktree(meta)
             dirty = self._dirty_node_files()
+            recorded = _recorded_worktree(meta, dirty)
             if dirty is not None:
                 if dirty.get(SCHEMA_PATH, False) != recorded.get(SCHEMA_PATH, False):
                     plan.full = True  # the dialect edited by hand (or put back): every edge may differ
@@ -173,18 +176,38 @@ class CatalogFreshness:
 
 def _meta(db: sqlite3.Connection) -> dict[str, str] | None:
     try:
-        return dict(db.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'head', ?)",
-                               (WORKTREE_KEY,)))
+        return dict(db.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'head', ?, ?)",
+                               (WORKTREE_KEY, REBUILT_KEY)))
     except sqlite3.Error:
         return None
 
 
-def _recorded_worktree(meta: dict[str, str] | None) -> dict[str, list[int] | None]:
+def _recorded_worktree(meta: dict[str, str] | None,
+                       dirty: dict[str, list[int] | None] | None) -> dict[str, list[int] | None]:
+    """The dirty files as the catalog last indexed them. A catalog rebuilt from the
+    files (``mark_rebuilt``) read every dirty file older than the rebuild as it is:
+    those count as seen, so a forest that was never committed (files copied in, a
+    generator's output) is not indexed a second time by its first reader."""
+    meta = meta or {}
+    if WORKTREE_KEY not in meta and REBUILT_KEY in meta:
+        try:
+            rebuilt_ns = int(meta[REBUILT_KEY])
+        except ValueError:
+            return {}
+        return {path: st for path, st in (dirty or {}).items()
+                if st is not None and st[0] < rebuilt_ns - RACY_NS}
     try:
-        recorded = json.loads((meta or {}).get(WORKTREE_KEY) or "{}")
+        recorded = json.loads(meta.get(WORKTREE_KEY) or "{}")
     except ValueError:
         return {}
     return recorded if isinstance(recorded, dict) else {}
+
+
+def mark_rebuilt(db: sqlite3.Connection) -> None:
+    """Note that the catalog is being rebuilt from the files as they are now (inside
+    the rebuild's transaction): what the working tree held is then its own record."""
+    db.execute("DELETE FROM meta WHERE key = ?", (WORKTREE_KEY,))
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (REBUILT_KEY, str(time.time_ns())))
 
 
 def record(db: sqlite3.Connection, plan: RefreshPlan) -> None:

@@ -3,9 +3,11 @@ made under a live reader by a writer, `git checkout`, files edited by hand and n
 committed), no lock is taken, nothing is committed."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -170,3 +172,27 @@ def test_a_dialect_edited_by_hand_renames_the_inverse_edges(read_forest, every_c
                           encoding="utf-8")
         assert {"rel": "came-before", "source": "sales/exchange-policy-2027"} in \
             reader.look("sales/exchange-policy")["edges_in"]
+
+
+def test_a_forest_never_committed_is_indexed_once_not_again_by_its_first_reader(read_forest):
+    for n in range(3):
+        (read_forest / "people" / f"walrus-{n}.md").write_text(
+            f"---\nid: people/walrus-{n}\ntype: entity\ntitle: Walrus {n}\nsummary: A walrus copied in.\n---\n\n"
+            f"# Walrus {n}\n", encoding="utf-8")
+        past = time.time() - 60  # copied in a minute ago (a file as new as the rebuild is read again)
+        os.utime(read_forest / "people" / f"walrus-{n}.md", (past, past))
+    for suffix in ("", "-wal", "-shm"):
+        (read_forest / f"{CATALOG_PATH}{suffix}").unlink(missing_ok=True)
+    opened: list[str] = []
+    watching: list[bool] = []
+
+    def audit(event, args):
+        if watching and event == "open" and str(args[0]).endswith(".md"):
+            opened.append(str(args[0]))
+
+    sys.addaudithook(audit)  # hooks cannot be removed: this one only records while `watching`
+    with Vine(read_forest, writable=False) as reader:  # builds the catalog from the files as they are
+        watching.append(True)
+        found = top_ids(reader.locate("walrus", k=5))
+        watching.clear()
+    assert sorted(found) == ["people/walrus-0", "people/walrus-1", "people/walrus-2"] and opened == []
