@@ -89,6 +89,7 @@ def top_ids(response):
 def every_call_checks(monkeypatch):
     """The working tree is looked at on every read call, not every few seconds."""
     monkeypatch.setattr("monkeyllm_core.read.freshness.STATUS_SECONDS", 0.0)
+    monkeypatch.setattr("monkeyllm_core.read.freshness.STATUS_SHARE", 0)
 
 
 def test_a_passport_edited_by_hand_is_what_the_next_reader_finds(read_forest):
