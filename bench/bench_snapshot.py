@@ -35,17 +35,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_EXPORTS = Path("/work/shared/bench/make_exports.py")
-VINE = [sys.executable, "-m", "monkeyllm_gardener.cli"]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-
-def clean_env(work: Path) -> dict[str, str]:
-    home = work / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").touch()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONPATH": str(ROOT)}
+from bench_gardener import MAKE_EXPORTS, VINE, clean_env, git  # noqa: E402 - the same CLI, clean HOME and generator
 
 
 def measured(cmd: list[str], env: dict[str, str], cwd: Path | None = None, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
@@ -61,10 +54,6 @@ def measured(cmd: list[str], env: dict[str, str], cwd: Path | None = None, ok: t
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{stderr.decode()[-2000:]}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
             "stdout": stdout.decode()}
-
-
-def git(cwd: Path, env: dict[str, str], *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
 
 
 def adopted_forest(work: Path, files: int, env: dict[str, str]) -> Path:
@@ -84,7 +73,6 @@ def adopted_forest(work: Path, files: int, env: dict[str, str]) -> Path:
 
 
 def payload_paths(forest: Path) -> list[str]:
-    sys.path.insert(0, str(ROOT))
     from monkeyllm_core.snapshot.named import named_payloads
     from monkeyllm_core.store.committed import CommittedForest
     return sorted(named.path for named in named_payloads(CommittedForest(forest)).payloads)
