@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_gardener import MAKE_EXPORTS, VINE, clean_env, git  # noqa: E402 - the same CLI, clean HOME and generator
 
 
-def measured(cmd: list[str], env: dict[str, str], cwd: Path | None = None, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
+def measured(cmd: list[str], env: dict[str, str], cwd: Path | None = None,
+             ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
     """Run ``cmd``; its wall time, the CPU time of its process tree and its peak RSS."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -133,8 +134,8 @@ def main() -> None:
     print(f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; forest: {nodes} markdown files, {commits} commits, "
           f"{len(payloads)} payloads ({sum((forest / p).stat().st_size for p in payloads) / 2**20:.1f} MiB); "
           f"bundle {rounds[0]['sizes']['bundle_mib']:.1f} MiB, sidecar {rounds[0]['sizes']['sidecar_mib']:.1f} MiB")
-    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f}; "
-          f"medians of {args.rounds}")
+    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f}; medians of {args.rounds}")
     print("| step | wall | CPU | peak RSS |")
     print("|---|---|---|---|")
     for name in (n for n in rounds[0] if n != "sizes"):

@@ -7,8 +7,8 @@ result, or the error's envelope (exit 2), and nothing else.
 
 ``create`` without FILE writes ``<forest folder>-<YYYY-MM-DD-HHMMSS>.bundle`` in
 the current folder (local time, to the second, so two snapshots of a day do not
-collide), and with ``--with-payloads`` the sidecar ``<FILE>.payloads.tar`` beside
-it. ``restore`` takes the sidecar only when ``--payloads`` names it: a restore
+collide; beside the forest when the current folder is inside it), and with
+``--with-payloads`` the sidecar ``<FILE>.payloads.tar`` beside it. ``restore`` takes the sidecar only when ``--payloads`` names it: a restore
 without it is a forest whose payloads are not present, and says so.
 """
 from __future__ import annotations
@@ -50,8 +50,12 @@ def add_snapshot_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParse
 
 
 def default_bundle_name(forest: Path, now: dt.datetime | None = None) -> Path:
+    """``<forest>-<date>-<time>.bundle`` in the current folder, or beside the forest
+    when the current folder is inside it (a backup is no file of the forest's)."""
     stamp = (now or dt.datetime.now()).strftime("%Y-%m-%d-%H%M%S")
-    return Path.cwd() / f"{forest.name}-{stamp}.bundle"
+    here = Path.cwd().resolve()
+    folder = forest.parent if here == forest or forest in here.parents else here
+    return folder / f"{forest.name}-{stamp}.bundle"
 
 
 def _create(args: argparse.Namespace, forest: Path) -> Any:

@@ -21,7 +21,5 @@ def absent_payloads_message(node_ids: Sequence[str]) -> str:
     return (f"{count} {noun} not present ({shown}): restore them with `{RESTORE_COMMAND}` "
             "(payloads never enter git), or re-adopt their sources")
 
-
-def absent_payload_hint() -> str:
-    """The hint of a read that needed one payload that is not here."""
-    return f"Payloads never enter git: restore it with `{RESTORE_COMMAND}`, or re-adopt its source."
+# the hint of a read that needed one payload that is not here
+ABSENT_PAYLOAD_HINT = f"Payloads never enter git: restore it with `{RESTORE_COMMAND}`, or re-adopt its source."

@@ -58,7 +58,8 @@ def restore_snapshot(bundle: Path, dest: Path, payloads: Path | None = None) -> 
     bundle = Path(bundle).resolve()
     dest = Path(dest).absolute()
     if not bundle.is_file():
-        raise VineError("E_NOT_FOUND", f"snapshot {bundle} does not exist", "Name the .bundle vine snapshot create wrote.")
+        raise VineError("E_NOT_FOUND", f"snapshot {bundle} does not exist",
+                        "Name the .bundle vine snapshot create wrote.")
     if payloads is not None and not Path(payloads).is_file():
         raise VineError("E_NOT_FOUND", f"sidecar {payloads} does not exist",
                         "Name the .payloads.tar written beside the bundle, or restore without --payloads.")

@@ -91,7 +91,8 @@ def query_count(forest: Path, node_id: str, table: str) -> int:
         return vine.query(node_id, f"SELECT COUNT(*) FROM {table}")["rows"][0][0]
 
 
-def assert_refused(tmp_path: Path, bundle: Path, code: str, fragment: str, *, payloads: Path | None = None) -> VineError:
+def assert_refused(tmp_path: Path, bundle: Path, code: str, fragment: str, *,
+                   payloads: Path | None = None) -> VineError:
     """The restore fails with one line naming what is wrong, and leaves nothing: no
     DEST, no temporary folder beside it."""
     before = entries(tmp_path)
@@ -332,7 +333,8 @@ def test_a_drifted_payload_in_a_clone_is_still_a_finding_of_its_own(adopted, clo
     with sqlite3.connect(clone / "data" / "crm.db") as db:
         db.execute("DELETE FROM customers")
     lines = vine_cli("validate", "--forest", clone).stdout.splitlines()
-    assert "warning W_PAYLOAD_DRIFT data/crm: payload crm.db does not match payload_hash (changed outside tend)" in lines
+    drift = "warning W_PAYLOAD_DRIFT data/crm: payload crm.db does not match payload_hash (changed outside tend)"
+    assert drift in lines
     absent = [line for line in lines if "W_PAYLOADS_ABSENT" in line]
     assert len(absent) == 1 and absent[0].startswith(
         "warning W_PAYLOADS_ABSENT: 4 payloads not present (data/customers, data/invoices, media/beep and 1 more)")

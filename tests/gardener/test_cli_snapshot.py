@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import snapshot
+from cli_helpers import git_status, snapshot
 
 DEFAULT_NAME = re.compile(r"forest-\d{4}-\d{2}-\d{2}-\d{6}\.bundle")
 
@@ -33,6 +33,15 @@ def test_create_writes_a_dated_bundle_and_its_sidecar_in_the_current_folder(vine
     assert len(lines) == 2
 
 
+def test_create_run_inside_the_forest_writes_beside_it(vine_cli, adopted):
+    result = vine_cli("snapshot", "create", cwd=adopted)
+    assert result.returncode == 0, result.describe()
+    beside = [path.name for path in adopted.parent.iterdir() if path.suffix == ".bundle"]
+    assert len(beside) == 1 and DEFAULT_NAME.fullmatch(beside[0]), beside
+    assert git_status(adopted) == ""  # the backup is no file of the forest's
+    assert "payloads: not carried" in result.stdout
+
+
 def test_restore_prints_what_it_restored_and_the_forest_validates(vine_cli, adopted, tmp_path):
     made = vine_cli("snapshot", "create", tmp_path / "brain.bundle", "--forest", adopted, "--with-payloads", "--json")
     assert made.returncode == 0, made.describe()
@@ -48,7 +57,8 @@ def test_restore_prints_what_it_restored_and_the_forest_validates(vine_cli, adop
         "payloads: 5 put in place, each matching its passport's payload_hash",
         "validate: 12 node(s), 0 error(s), 0 warning(s)"]
     vine_cli.assert_consistent(tmp_path / "restored")
-    answer = vine_cli("query", "data/invoices", "SELECT SUM(total_usd) FROM invoices", "--forest", tmp_path / "restored")
+    answer = vine_cli("query", "data/invoices", "SELECT SUM(total_usd) FROM invoices",
+                      "--forest", tmp_path / "restored")
     assert json.loads(answer.stdout)["rows"] == [[17420.5]]
     assert snapshot(tmp_path / "restored")["data/invoices.db"] == snapshot(adopted)["data/invoices.db"]
 
