@@ -16,6 +16,7 @@ ERROR_CODES = (
     "E_EXISTS",
     "E_CONFLICT",
     "E_UNSUPPORTED",
+    "E_CORRUPT",  # a file that is not what it claims to be: a truncated or altered snapshot
 )
 
 

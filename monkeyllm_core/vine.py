@@ -243,8 +243,8 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                             "query and tend work on dataset nodes (payload_type: sqlite).")
         db = self.root / payload_file(node_id, str(fm["payload"]))
         if not db.is_file():
-            raise VineError("E_NOT_FOUND", f"{node_id}: payload {fm['payload']} is missing",
-                            "Restore the .db beside the passport, or re-adopt its source.")
+            from .snapshot.absent import ABSENT_PAYLOAD_HINT
+            raise VineError("E_NOT_FOUND", f"{node_id}: payload {fm['payload']} is not present", ABSENT_PAYLOAD_HINT)
         return db
 
     # -- the transaction ------------------------------------------------------

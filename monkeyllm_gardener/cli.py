@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .read_commands import add_read_commands  # locate, look, move, scan, pick
     add_read_commands(sub, forest_arg, _forest)
+    from .snapshot_commands import add_snapshot_commands  # snapshot create, snapshot restore
+    add_snapshot_commands(sub, forest_arg, _forest)
     return parser
 
 

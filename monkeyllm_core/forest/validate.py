@@ -4,7 +4,9 @@ One finding per problem. Errors break the format (another engine would refuse
 the node or mislead an agent); warnings are drift a write will repair
 (payload hash drift, a branch that needs splitting, a dangling wikilink, and the
 formatting other engines write differently: a sub-branch entry line without its
-coverage, a ``>`` blockquote worded apart from the summary).
+coverage, a ``>`` blockquote worded apart from the summary), and payloads that
+are not here: payloads never enter git, so a ``git clone`` has none, and every
+absent one is counted in a single line with the way to restore them.
 
 A writer's files are mid-write between its steps (a node is on disk before its
 parent's index lists it), so ``check_forest``, what ``vine validate`` runs, reads
@@ -28,6 +30,7 @@ from .dialect import SCHEMA_PATH, Dialect
 from ..errors import VineError, estimate_tokens
 from .passport import Node
 from .rules import is_branch_id, parent_of, validate_passport
+from ..snapshot.absent import absent_payloads_message
 from ..store.messages import one_line
 from ..vine import Vine
 from ..writing.payloads import payload_file
@@ -47,11 +50,12 @@ DIALECT_ID = SCHEMA_PATH[:-len(".md")]  # a wikilink to the dialect is a link to
 class Finding:
     level: Literal["error", "warning"]
     code: str
-    node: str
+    node: str  # empty for a finding about the forest as a whole
     message: str
 
     def line(self) -> str:
-        return f"{self.level} {self.code} {self.node}: {self.message}"
+        where = f" {self.node}" if self.node else ""
+        return f"{self.level} {self.code}{where}: {self.message}"
 
 
 class _Nodes(Protocol):
@@ -112,6 +116,7 @@ def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
 
     nodes: dict[str, dict] = {}
     bodies: dict[str, str] = {}
+    absent: list[str] = []  # passports whose payload file is not on disk
     for node_id in forest.node_files():
         try:
             node = forest.read(node_id)
@@ -159,10 +164,14 @@ def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
                 continue
             path = payload_root / rel
             if not path.is_file():
-                add("error", "E_NOT_FOUND", node_id, f"payload {fm['payload']} is missing")
+                absent.append(node_id)
             elif fm.get("payload_hash") and sha256_file(path) != fm["payload_hash"]:
                 add("warning", "W_PAYLOAD_DRIFT", node_id,
                     f"payload {fm['payload']} does not match payload_hash (changed outside tend)")
+
+    if absent:
+        # payloads never enter git: a clone has none of them, which is one state, not a fault per node
+        add("warning", "W_PAYLOADS_ABSENT", "", absent_payloads_message(absent))
 
     for branch_id, fm in nodes.items():
         if not is_branch_id(branch_id):

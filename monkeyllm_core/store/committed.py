@@ -32,13 +32,14 @@ def is_node_file(rel: str) -> bool:
 
 class CommittedForest:
     """HEAD's markdown: ``node_files()``, ``read(node_id)`` and the ``dialect``, as
-    a ``Vine`` offers them for the work tree."""
+    a ``Vine`` offers them for the work tree. ``revision`` picks another commit
+    than HEAD (a snapshot reads the commit its bundle holds)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, revision: str = "HEAD") -> None:
         self.root = root
-        self.commit = run_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
+        self.commit = run_git(root, "rev-parse", "--verify", "-q", f"{revision}^{{commit}}", check=False).strip()
         if not self.commit:
-            raise GitError(f"the forest at {root} has no commit to read")
+            raise GitError(f"the forest at {root} has no commit {revision} to read")
         listing = run_git(root, "ls-tree", "-r", "-z", "--full-tree", self.commit)
         blobs: dict[str, str] = {}
         for entry in listing.split("\0"):
