@@ -61,7 +61,8 @@ class AnswerRequest:
         values = {name: schema.get("default") for name, schema in tool.properties.items()}
         values.update(check_args(tool, args))
         if not values["question"].strip():
-            raise VineError("E_SCHEMA", "answer: question is empty", 'Ask in words, e.g. question="exchange deadlines?"')
+            raise VineError("E_SCHEMA", "answer: question is empty",
+                            'Ask in words, e.g. question="what is the exchange deadline?"')
         for name in ("k", "reply_tokens", "hops"):
             _check_bounds(name, values[name], tool.properties[name])
         return cls(**values)
@@ -86,10 +87,15 @@ async def answer_call(service: ForestService, args: Any, client: str, model: Ans
     cache = AnswerCache(service.root) if request.cache else None
     key = head = None
     if cache is not None:
-        head = await _on_forest(service, lambda _reader: head_commit(service.root))
-        key = cache_key(question=request.question, k=request.k, reply_tokens=request.reply_tokens,
-                        hops=request.hops, model=name, head=head)
-        hit = await _on_forest(service, lambda _reader: cache.get(key))
+        def lookup(_reader: Any) -> tuple[str | None, str, Any]:
+            commit = head_commit(service.root)
+            found = cache_key(question=request.question, k=request.k, reply_tokens=request.reply_tokens,
+                              hops=request.hops, model=name, head=commit)
+            try:
+                return commit, found, cache.get(found)
+            except (OSError, sqlite3.Error):
+                return commit, found, None  # a broken cache is a miss; storing then says why in the trace
+        head, key, hit = await _on_forest(service, lookup)
         if hit is not None:
             return _from_cache(*hit, started=started, prices=model.prices)
     meter = Meter()
@@ -97,18 +103,13 @@ async def answer_call(service: ForestService, args: Any, client: str, model: Ans
         response, steps, retrieval_ms = await _sweep(service, client, model, meter, name=name, request=request,
                                                      deadline=deadline)
     else:
-        found = await hunt(service, client, model, meter, name=name, question=request.question, hops=request.hops,
-                           reply_tokens=request.reply_tokens, started=clock, deadline=deadline)
-        response = {"answer": found.answer, "model": _model_of(found.steps, name), "model_ms": round(meter.ms, 1),
-                    "turns": found.turns, "hops": found.hops, "read": found.read, "usage": meter.usage(),
-                    "evidence": found.evidence, "sources": await _sources(service, found.evidence),
-                    "exhausted": found.exhausted, "deadline_turn": found.deadline_turn}
-        steps, retrieval_ms = found.steps, found.forest_ms
+        response, steps, retrieval_ms = await _hops(service, client, model, meter, name=name, request=request,
+                                                    started=clock, deadline=deadline)
     response["cached"] = False
     if cache is not None and response["answer"]:
-        stored = await _store(service, cache, key, head, response)
-        if not stored["ok"]:
-            steps.append(stored)
+        not_stored = await _store(service, cache, key, head, response)
+        if not_stored is not None:
+            steps.append(not_stored)
     response["trace"] = {"steps": steps, "retrieval_ms": round(retrieval_ms, 1), "total_ms": _ms_since(started)}
     response["cost"] = meter.cost(model.prices)
     return response
@@ -140,6 +141,19 @@ async def _sweep(service: ForestService, client: str, model: AnswerModel, meter:
     return response, steps, harvest_ms
 
 
+async def _hops(service: ForestService, client: str, model: AnswerModel, meter: Meter, *, name: str,
+                request: AnswerRequest, started: float,
+                deadline: float) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
+    assert request.hops is not None
+    found = await hunt(service, client, model, meter, name=name, question=request.question, hops=request.hops,
+                       reply_tokens=request.reply_tokens, started=started, deadline=deadline)
+    response = {"answer": found.answer, "model": found.model or name, "model_ms": round(meter.ms, 1),
+                "turns": found.turns, "hops": found.hops, "read": found.read, "usage": meter.usage(),
+                "evidence": found.evidence, "sources": await _sources(service, found.evidence),
+                "exhausted": found.exhausted, "deadline_turn": found.deadline_turn}
+    return response, found.steps, found.forest_ms
+
+
 def _source(row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "title": row["title"], "summary": row["summary"], "type": row["type"]}
 
@@ -152,15 +166,17 @@ async def _sources(service: ForestService, evidence: list[str]) -> list[dict[str
 
 
 async def _store(service: ForestService, cache: AnswerCache, key: Any, head: Any,
-                 response: dict[str, Any]) -> dict[str, Any]:
-    """Store the answer; a cache that cannot be written costs the next call a model
-    request, not this answer, and the trace says so."""
-    def put(_reader: Any) -> dict[str, Any]:
+                 response: dict[str, Any]) -> dict[str, Any] | None:
+    """Store the answer. One that cannot be stored costs the next call a model
+    request, not this answer: the trace step returned says why."""
+    def put(_reader: Any) -> dict[str, Any] | None:
         try:
-            cache.put(key, head, response)
+            if cache.put(key, head, response):
+                return None
+            problem = "larger than the cache holds"
         except (OSError, sqlite3.Error) as exc:
-            return {"step": "cache", "ok": False, "detail": f"not cached: {type(exc).__name__}: {exc}"}
-        return {"ok": True}
+            problem = f"{type(exc).__name__}: {exc}"
+        return {"step": "cache", "ok": False, "detail": f"not cached: {problem}"}
     return await _on_forest(service, put)
 
 
@@ -175,11 +191,6 @@ def _from_cache(stored: dict[str, Any], stored_at: float, *, started: float, pri
                          "total_ms": total}
     response["cost"] = meter.cost(prices)
     return response
-
-
-def _model_of(steps: list[dict[str, Any]], name: str) -> str:
-    """The model the provider says answered last (the configured name if it never said)."""
-    return next((step["detail"] for step in reversed(steps) if step["step"] == "model"), name)
 
 
 async def _on_forest(service: ForestService, work: Any) -> Any:

@@ -4,7 +4,8 @@ An entry is keyed by the question (case, accents' composition and spacing
 normalised), k, reply_tokens, hops, the model's name and the forest's HEAD
 commit, so any new commit is a miss: the answer may stand on what changed.
 Entries of an older HEAD are dropped when the next answer is stored, and at most
-``MAX_ENTRIES`` are kept (the least recently used go first).
+``MAX_ENTRIES`` entries and ``MAX_BYTES`` of responses are kept (the least
+recently used go first; a hop answer's ``read`` can be a few hundred KiB).
 
 It lives in ``_derived/answer-cache.db``: derived, never committed, and deleting
 it loses nothing. The forest's own thread runs every lookup and store, so one
@@ -24,9 +25,16 @@ from typing import Any
 
 CACHE_FILE = "_derived/answer-cache.db"
 MAX_ENTRIES = 256
+MAX_BYTES = 16 * 1024 * 1024
 
+# ``used`` counts uses, a clock that never ties (time.time() can, between two quick calls)
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, head TEXT NOT NULL, response TEXT NOT NULL, "
-           "stored REAL NOT NULL, used REAL NOT NULL)")
+           "stored REAL NOT NULL, used INTEGER NOT NULL)")
+_NEXT_USE = "(SELECT COALESCE(MAX(used), 0) + 1 FROM answers)"
+# the least recently used past either bound: a running total, newest first
+_EVICT = ("DELETE FROM answers WHERE key IN (SELECT key FROM (SELECT key, "
+          "SUM(LENGTH(CAST(response AS BLOB))) OVER (ORDER BY used DESC) AS bytes, "
+          "ROW_NUMBER() OVER (ORDER BY used DESC) AS n FROM answers) WHERE bytes > ? OR n > ?)")
 
 
 def cache_key(*, question: str, k: int, reply_tokens: int, hops: int | None, model: str, head: str | None) -> str:
@@ -36,8 +44,10 @@ def cache_key(*, question: str, k: int, reply_tokens: int, hops: int | None, mod
 
 
 class AnswerCache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self.path = Path(root) / CACHE_FILE
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
 
     def get(self, key: str) -> tuple[dict[str, Any], float] | None:
         """The stored response and when it was stored (epoch seconds), or None."""
@@ -47,18 +57,21 @@ class AnswerCache:
             row = db.execute("SELECT response, stored FROM answers WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
-            db.execute("UPDATE answers SET used = ? WHERE key = ?", (time.time(), key))
+            db.execute(f"UPDATE answers SET used = {_NEXT_USE} WHERE key = ?", (key,))
         return json.loads(row[0]), row[1]
 
-    def put(self, key: str, head: str | None, response: dict[str, Any]) -> None:
+    def put(self, key: str, head: str | None, response: dict[str, Any]) -> bool:
+        """Store the response; False when it alone is over ``max_bytes``."""
+        text = json.dumps(response, ensure_ascii=False)
+        if len(text.encode("utf-8")) > self.max_bytes:
+            return False
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        now = time.time()
         with closing(self._connect()) as db, db:
             db.execute("DELETE FROM answers WHERE head != ?", (head or "",))
-            db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
-                       (key, head or "", json.dumps(response, ensure_ascii=False), now, now))
-            db.execute("DELETE FROM answers WHERE key NOT IN (SELECT key FROM answers ORDER BY used DESC LIMIT ?)",
-                       (MAX_ENTRIES,))
+            db.execute(f"INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, {_NEXT_USE})",
+                       (key, head or "", text, time.time()))
+            db.execute(_EVICT, (self.max_bytes, self.max_entries))
+        return True
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=5)

@@ -58,6 +58,7 @@ class Hunt:
     exhausted: bool = False
     deadline_turn: bool = False
     turns: int = 0
+    model: str | None = None  # the model the provider says answered last
     hops: list[dict[str, Any]] = field(default_factory=list)
     read: list[dict[str, Any]] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)  # the trace: model turns and hops, in order
@@ -108,6 +109,7 @@ async def _turn(model: AnswerModel, meter: Meter, result: Hunt, *, name: str, me
     reply, ms = await model.ask(meter, model=name, messages=messages, max_tokens=reply_tokens, deadline=deadline,
                                 tools=tools)
     result.turns += 1
+    result.model = reply.model or result.model
     result.steps.append({"step": "model", "turn": result.turns, "ms": round(ms, 1),
                          "tokens": reply.completion_tokens, "detail": reply.model or name})
     return reply, ms

@@ -23,6 +23,7 @@ from monkeyllm_gardener.curator.testing_server import (
 )
 from monkeyllm_gardener.kit.model import ModelClient, ModelConfigError
 from monkeyllm_gardener.serve.answer import answer, answer_call
+from monkeyllm_gardener.serve.answer_cache import AnswerCache
 from monkeyllm_gardener.serve.answer_hops import DEADLINE_TURN, HOP_TOOLS
 from monkeyllm_gardener.serve.answer_model import AnswerModel, Prices, model_for_answer
 from monkeyllm_gardener.serve.forests import Forests
@@ -401,3 +402,16 @@ def test_an_unusable_answer_setting_is_one_line_naming_it(extra, message):
     with pytest.raises(ModelConfigError) as caught:
         model_for_answer({"MONKEYLLM_LLM_ENDPOINT": "http://127.0.0.1:9/v1", **extra})
     assert str(caught.value) == message
+
+
+def test_the_cache_stays_within_its_bounds_and_drops_an_older_heads_answers(tmp_path):
+    cache = AnswerCache(tmp_path, max_entries=3, max_bytes=1550)
+    for n in range(5):
+        assert cache.put(f"key-{n}", "head-1", {"answer": f"answer {n}"})
+    assert [n for n in range(5) if cache.get(f"key-{n}")] == [2, 3, 4]  # the least recently used went
+    assert cache.get("key-2")[0] == {"answer": "answer 2"}  # now the most recently used
+    assert cache.put("big", "head-1", {"answer": "x" * 1500})
+    assert [key for key in ("key-2", "key-3", "key-4", "big") if cache.get(key)] == ["key-2", "big"]
+    assert not cache.put("huge", "head-1", {"answer": "x" * 3000}) and cache.get("huge") is None
+    assert cache.put("after-commit", "head-2", {"answer": "new"})
+    assert cache.get("big") is None and cache.get("key-2") is None and cache.get("after-commit")
