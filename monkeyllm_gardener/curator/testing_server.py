@@ -9,7 +9,8 @@ authors who want to exercise curation or a describer without a model.
 Replies come from ``responder(request_json) -> reply`` or, failing that, from the
 ``replies`` queue (then ``default_reply``). A reply is a ``ScriptedReply``, a
 ``(status, body)`` tuple, or a body alone (status 200). A body that is a dict is
-sent as JSON; a str is sent as text. Only the standard library is used.
+sent as JSON; a str is sent as text. ``tool_calls_completion`` scripts a model
+that calls tools. Only the standard library is used.
 """
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ ReplyLike = Union[ScriptedReply, tuple, dict, str]
 Responder = Callable[[dict[str, Any]], ReplyLike]
 
 
-def chat_completion(content: str, *, model: str = "scripted-model", finish_reason: str = "stop") -> dict[str, Any]:
-    """A chat.completion body whose single choice says ``content``."""
+def chat_completion(content: str | None, *, model: str = "scripted-model", finish_reason: str = "stop",
+                    prompt_tokens: int = 1, completion_tokens: int = 1) -> dict[str, Any]:
+    """A chat.completion body whose single choice says ``content``, metered as
+    ``prompt_tokens`` and ``completion_tokens``."""
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -50,8 +53,22 @@ def chat_completion(content: str, *, model: str = "scripted-model", finish_reaso
                 "finish_reason": finish_reason,
             }
         ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
     }
+
+
+def tool_calls_completion(*calls: tuple[str, Any], content: str | None = None, **meter: Any) -> dict[str, Any]:
+    """A chat.completion body whose single choice calls tools: each call is
+    ``(name, arguments)``, the arguments a dict (sent as JSON text, as OpenAI does)
+    or a str sent as it is (to script arguments that do not parse)."""
+    body = chat_completion(content, finish_reason="tool_calls", **meter)
+    body["choices"][0]["message"]["tool_calls"] = [
+        {"id": f"call-{n}", "type": "function",
+         "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+        for n, (name, arguments) in enumerate(calls, start=1)
+    ]
+    return body
 
 
 def json_reply(summary: str, tags: Iterable[str] = (), links: Iterable[str] = (), **extra: Any) -> dict[str, Any]:

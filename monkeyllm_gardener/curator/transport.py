@@ -4,11 +4,18 @@ The SDK's built-in retries are switched off (``max_retries=0``) so every failed
 attempt is seen here and counted as a transport error: 429, 5xx, connection errors
 and timeouts are retried with exponential backoff plus jitter; anything else fails
 the request at once. ``openai`` is imported lazily so the package imports without it.
+
+``chat`` is the whole reply (text, tool calls, the provider's token meter) for a
+caller that offers tools or bills tokens (``vine serve``'s ``answer``); a
+``deadline`` (a ``time.monotonic()`` instant) bounds every attempt, backoff and
+retry of one request together, so a caller can promise a total time.
 """
 from __future__ import annotations
 
 import random
 import threading
+import time
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from monkeyllm_gardener.curator.settings import CuratorConfigError, CuratorSettings
@@ -24,6 +31,23 @@ class TransportFailure(Exception):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (it may not parse)
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str  # "" when the model sent no text
+    tool_calls: tuple[ToolCall, ...] = ()
+    model: str | None = None  # the model the provider says answered
+    prompt_tokens: int | None = None  # the provider's own meter; None when it sent none
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
 
 
 class ChatTransport:
@@ -45,45 +69,55 @@ class ChatTransport:
             max_retries=0,
         )
 
-    def list_models(self) -> list[str]:
-        page = self._with_retries(lambda: self._client.models.list(), what="GET /models")
+    def list_models(self, *, deadline: float | None = None) -> list[str]:
+        page = self._with_retries(lambda timeout: self._client.models.list(timeout=timeout),
+                                  what="GET /models", deadline=deadline)
         return [model.id for model in page.data if getattr(model, "id", None)]
 
     def complete(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int,
                  json_mode: bool = False) -> str:
         """The text of the first choice ("" when the server sent none)."""
-        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
+        return self.chat(model=model, messages=messages, max_tokens=max_tokens, json_mode=json_mode).content
 
-        def call() -> Any:
+    def chat(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int, json_mode: bool = False,
+             tools: list[dict[str, Any]] | None = None, deadline: float | None = None) -> ChatReply:
+        """The first choice whole: its text, the tools it calls (when ``tools`` were
+        offered, OpenAI's function-tool shape) and the provider's usage."""
+        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
+        if tools:
+            extra["tools"] = tools
+
+        def call(timeout: float) -> Any:
             return self._client.chat.completions.create(
-                model=model, messages=messages, max_tokens=max_tokens, **extra
+                model=model, messages=messages, max_tokens=max_tokens, timeout=timeout, **extra
             )
 
-        completion = self._with_retries(call, what="POST /chat/completions")
-        choices = getattr(completion, "choices", None) or []
-        if not choices or choices[0].message is None:
-            return ""
-        return choices[0].message.content or ""
+        return _reply_of(self._with_retries(call, what="POST /chat/completions", deadline=deadline))
 
     def close(self) -> None:
         self._closing.set()
         self._client.close()
 
-    def _with_retries(self, call: Callable[[], T], *, what: str) -> T:
+    def _with_retries(self, call: Callable[[float], T], *, what: str, deadline: float | None = None) -> T:
         openai = self._openai
         attempts = self._settings.retries + 1
         for attempt in range(attempts):
             status: int | None = None
             retry_after: float | None = None
+            timeout = self._settings.timeout_seconds
+            if deadline is not None:
+                timeout = min(timeout, deadline - time.monotonic())
+                if timeout <= 0:
+                    raise TransportFailure(f"{what} timed out: the caller's deadline passed ({attempt} attempt(s))")
             try:
-                return call()
+                return call(timeout)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 reason = f"{what} answered HTTP {status}"
                 retry_after = _retry_after_seconds(exc)
                 cause: Exception = exc
             except openai.APITimeoutError as exc:  # before APIConnectionError: a subclass
-                reason = f"{what} timed out after {self._settings.timeout_seconds:g}s"
+                reason = f"{what} timed out after {timeout:g}s"
                 cause = exc
             except openai.APIConnectionError as exc:
                 reason = f"{what} could not connect to {self._settings.endpoint}"
@@ -93,7 +127,11 @@ class ChatTransport:
                 raise TransportFailure(reason, status=status) from cause
             if attempt + 1 == attempts:
                 raise TransportFailure(f"{reason} ({attempts} attempt(s))", status=status) from cause
-            if self._closing.wait(self._backoff(attempt, retry_after)):
+            backoff = self._backoff(attempt, retry_after)
+            if deadline is not None and time.monotonic() + backoff >= deadline:
+                raise TransportFailure(f"{reason}; no time left before the caller's deadline to retry "
+                                       f"({attempt + 1} attempt(s))", status=status) from cause
+            if self._closing.wait(backoff):
                 raise TransportFailure(f"{reason}; curator closed while waiting to retry", status=status)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -103,6 +141,31 @@ class ChatTransport:
         if retry_after is not None:
             delay = max(delay, min(retry_after, self._settings.backoff_cap_seconds))
         return delay
+
+
+def _reply_of(completion: Any) -> ChatReply:
+    choices = getattr(completion, "choices", None) or []
+    message = choices[0].message if choices else None
+    usage = getattr(completion, "usage", None)
+    calls = tuple(
+        ToolCall(id=call.id or f"call-{n}", name=call.function.name or "", arguments=call.function.arguments or "")
+        for n, call in enumerate(getattr(message, "tool_calls", None) or [])
+        if getattr(call, "function", None) is not None
+    )
+    return ChatReply(
+        content=(message.content or "") if message is not None else "",
+        tool_calls=calls,
+        model=getattr(completion, "model", None) or None,
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        finish_reason=choices[0].finish_reason if choices else None,
+    )
+
+
+def retriable(failure: TransportFailure) -> bool:
+    """Whether the request may work later as it is (a timeout, a dropped connection,
+    429 or 5xx) rather than being refused for what it is (another 4xx)."""
+    return failure.status is None or _retriable_status(failure.status)
 
 
 def _retriable_status(status: int) -> bool:

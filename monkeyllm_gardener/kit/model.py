@@ -10,6 +10,11 @@ once) and the same one-line errors. ``ModelClient.from_env(os.environ)`` reads
 that binding; the ``openai`` package is imported on the first request, so a
 plugin that never asks a model never needs it.
 
+``chat`` returns the whole reply (the transport's ``ChatReply``: text, tool
+calls, the provider's token meter) for a caller that offers the model tools or
+bills its tokens, and takes a ``deadline`` that bounds the request and its
+retries together.
+
 Errors: ``ModelConfigError`` when the binding cannot work as given (raised by
 ``from_env``, or on the first request when ``openai`` is missing; the message
 names the variable and the fix), ``ModelFailure`` when a request failed for good.
@@ -21,8 +26,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Mapping
 
-from monkeyllm_gardener.curator.settings import CuratorConfigError, CuratorSettings
-from monkeyllm_gardener.curator.transport import ChatTransport, TransportFailure
+from monkeyllm_gardener.curator.settings import LOCAL_MODEL, CuratorConfigError, CuratorSettings
+from monkeyllm_gardener.curator.transport import ChatReply, ChatTransport, TransportFailure
 
 __all__ = ["ModelClient", "ModelConfigError", "ModelFailure"]
 
@@ -38,6 +43,7 @@ class ModelClient:
     def __init__(self, settings: CuratorSettings) -> None:
         self.settings = settings
         self._transport: ChatTransport | None = None
+        self._resolved_model: str | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -52,6 +58,30 @@ class ModelClient:
         chat ``messages`` (text or ``image_url`` parts). Raises ``ModelFailure`` when
         the request failed after the configured retries."""
         return self._connection().complete(model=model, messages=messages, max_tokens=max_tokens)
+
+    def chat(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int,
+             tools: list[dict[str, Any]] | None = None, deadline: float | None = None) -> ChatReply:
+        """The model's first choice whole: text, the ``tools`` it calls (OpenAI's
+        function-tool shape) and the provider's usage. ``deadline`` (a
+        ``time.monotonic()`` instant) bounds every attempt and retry together.
+        Raises ``ModelFailure`` when the request failed for good."""
+        return self._connection().chat(model=model, messages=messages, max_tokens=max_tokens, tools=tools,
+                                       deadline=deadline)
+
+    def model_name(self, *, deadline: float | None = None) -> str:
+        """The model to ask: ``MONKEYLLM_LLM_MODEL``, or for ``local`` (the default)
+        the first the endpoint's ``/models`` lists, asked once. Raises
+        ``ModelFailure`` when the endpoint cannot say, ``ModelConfigError`` when it
+        lists none."""
+        if self.settings.model != LOCAL_MODEL:
+            return self.settings.model
+        if self._resolved_model is None:
+            models = self._connection().list_models(deadline=deadline)
+            if not models:
+                raise ModelConfigError(f"MONKEYLLM_LLM_MODEL is 'local' but {self.settings.endpoint}/models lists "
+                                       "no model; name one with MONKEYLLM_LLM_MODEL")
+            self._resolved_model = models[0]
+        return self._resolved_model
 
     def close(self) -> None:
         """Close the connection, if one was opened."""

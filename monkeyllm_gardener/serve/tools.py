@@ -8,9 +8,10 @@ starts, so every transport refuses the same things with the same words.
 
 ``run`` is given the ``Vine`` the call needs: the served forest's long-lived
 read-only one for a read, a writable one opened for this write alone (see
-``forest_service``). ``forests`` and ``view`` are answered by the host, which
-knows the forests and the payload files; their entries here give only the
-schema and the description.
+``forest_service``). ``forests``, ``view`` and ``answer`` are answered by the
+host, which knows the forests, the payload files and the bound model (``answer``
+is offered only when one is bound: ``serve.answer``); their entries here give
+only the schema and the description.
 """
 from __future__ import annotations
 
@@ -120,6 +121,21 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in (
     Tool("view",
          "An image payload (a node whose payload is an image), as an image you can see; at most 6 MiB.",
          {"id": NODE_ID}, ("id",)),
+    Tool("answer",
+         "Grounded prose with cited evidence from this forest's own model: a harvest, then one model call; with "
+         "hops the model drives the read tools itself (never a write). The wrong tool when you have a model of "
+         "your own (call harvest and reason), when the answer is an aggregate over rows (look then query, or "
+         "pass hops), when each step must be auditable (drive the primitives yourself), or to write (plant, "
+         "graft, tend). cache=true answers a repeated question cheaply until the forest's next commit.",
+         {"question": {"type": "string", "description": "The question, as a person would ask it."},
+          "k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3,
+                "description": "How many harvest results the model reads."},
+          "cache": {"type": "boolean", "default": False},
+          "reply_tokens": {"type": "integer", "minimum": 16, "maximum": 4000, "default": 300,
+                           "description": "The most tokens the model may reply with (per turn)."},
+          "hops": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 12}, {"type": "null"}],
+                   "description": "Let the model make up to this many read calls itself instead of one sweep."}},
+         ("question",)),
 )}
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
