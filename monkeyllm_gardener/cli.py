@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .read_commands import add_read_commands  # locate, look, move, scan, pick
     add_read_commands(sub, forest_arg, _forest)
+    from .serve_commands import add_serve_command  # serve: MCP over stdio or streamable HTTP
+    add_serve_command(sub)
     return parser
 
 
