@@ -14,6 +14,7 @@ acknowledged write.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import logging
 import signal
@@ -82,16 +83,17 @@ def _serve_stdio(forests: Any) -> int:
 
     async def serve() -> None:
         async with anyio.create_task_group() as group:
-            async def stop_on_signal() -> None:
+            async def stop_on_signal(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    task_status.started()
                     async for _ in signals:
                         group.cancel_scope.cancel()
                         return
-            group.start_soon(stop_on_signal)
+            await group.start(stop_on_signal)  # said once a signal can stop it cleanly
+            _say(f"serving {_what(forests)} over MCP stdio" + (" (read-only)" if forests.readonly else ""))
             await server.run_stdio_async()  # returns when the client closes stdin
             group.cancel_scope.cancel()
 
-    _say(f"serving {_what(forests)} over MCP stdio" + (" (read-only)" if forests.readonly else ""))
     try:
         anyio.run(serve)
     finally:
@@ -115,16 +117,24 @@ def _serve_http(forests: Any, host: str, port: int) -> int:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "Pick another --port.") from None
     bound = listener.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    _say(f"serving {_what(forests)} over MCP streamable HTTP at http://{shown}:{bound}{MCP_PATH}"
-         + (" (read-only)" if forests.readonly else ""))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+
+    async def serve() -> None:
+        running = asyncio.ensure_future(server.serve(sockets=[listener]))
+        while not (server.started or running.done()):
+            await asyncio.sleep(0.02)
+        if server.started:  # said once uvicorn's signal handlers are in place
+            _say(f"serving {_what(forests)} over MCP streamable HTTP at http://{shown}:{bound}{MCP_PATH}"
+                 + (" (read-only)" if forests.readonly else ""))
+        await running
+
     # uvicorn turns SIGINT/SIGTERM into a graceful shutdown (the app's lifespan closes
     # the forests), then raises the signal again under the handler it found: with
     # these no-op handlers in place, that ends the run normally instead of killing
     # the process or raising KeyboardInterrupt.
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        server.run(sockets=[listener])
+        asyncio.run(serve())
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

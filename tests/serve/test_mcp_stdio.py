@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
+import time
 
 import psutil
 import pytest
 from mcp import Client
 
-from _mcp_helpers import answer_of, error_of, run, stdio_server
+from _mcp_helpers import STARTUP_SECONDS, VINE, answer_of, error_of, run, stdio_server
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.read.contract import wire
 from monkeyllm_gardener.cli import main
@@ -200,3 +202,20 @@ def test_bad_arguments_are_one_line_and_exit_2(served_forest, capsys, argv, line
     assert main([arg.format(**fill) for arg in argv]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith(line.format(**fill)) and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_stdio_server_cleanly(served_forest, tmp_path, stop):
+    log = tmp_path / "serve.log"
+    with open(log, "w", encoding="utf-8") as stderr:
+        server = subprocess.Popen([VINE, "serve", "--forest", str(served_forest)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=stderr)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while "over MCP stdio" not in log.read_text(encoding="utf-8") and time.monotonic() < deadline:
+        assert server.poll() is None, log.read_text(encoding="utf-8")
+        time.sleep(0.05)
+    server.send_signal(stop)
+    out, _ = server.communicate(timeout=STARTUP_SECONDS)
+    said = log.read_text(encoding="utf-8")
+    assert server.returncode == 0 and out == b"", said
+    assert said.splitlines() == ["vine serve: serving the forest acme over MCP stdio", "vine serve: stopped"]
