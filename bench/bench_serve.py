@@ -12,6 +12,9 @@ seed, committed so the served reader's freshness check finds nothing to redo).
    the work (the direct call: this process; MCP: the client plus the server,
    whose CPU is read from /proc). Medians; the overhead is the MCP median minus the
    direct median, measured in the same run. The issue's target: within 2 ms.
+   Beside them, the SDK's own floor: the same client calling an ``MCPServer`` whose
+   one tool returns a constant, so what the transport costs is told apart from
+   what ``vine serve`` adds.
 2. Memory. ``--memory-calls`` more calls (look, locate, pick, scan in turn) on the
    same server, its resident set size (VmRSS) read every 1/20th of the way. Flat
    means the last samples are no higher than the first ones after warm-up, beyond
@@ -43,6 +46,16 @@ from bench_read import generate, questions  # noqa: E402  (the read benchmarks' 
 from monkeyllm_core import Vine, init_forest  # noqa: E402
 
 VINE = str(Path(sys.executable).parent / "vine")
+FLOOR_SERVER = """
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("floor", log_level="WARNING")
+
+@server.tool()
+async def ping() -> str:
+    return "pong"
+
+server.run()
+"""
 
 
 def build_forest(root: Path, nodes: int) -> dict[str, Any]:
@@ -93,8 +106,8 @@ def cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system
 
 
-def served_process() -> psutil.Process:
-    found = [p for p in psutil.Process().children(recursive=True) if "serve" in p.cmdline()]
+def served_process(marker: str = "serve") -> psutil.Process:
+    found = [p for p in psutil.Process().children(recursive=True) if marker in p.cmdline()]
     assert len(found) == 1, found
     return found[0]
 
@@ -112,6 +125,20 @@ def run_direct(root: Path, warm: list, calls: list) -> dict[str, tuple[list[floa
                 walls.append(time.perf_counter() - started)
             out[kind] = (walls, time.process_time() - cpu)
     return out
+
+
+async def run_floor(count: int, warmup: int) -> tuple[list[float], float, float]:
+    params = StdioServerParameters(command=sys.executable, args=["-c", FLOOR_SERVER], env=dict(os.environ))
+    async with Client(params) as client:
+        server = served_process(FLOOR_SERVER)
+        for _ in range(warmup):
+            await client.call_tool("ping", {})
+        walls, cpu, server_cpu = [], time.process_time(), cpu_seconds(server)
+        for _ in range(count):
+            started = time.perf_counter()
+            await client.call_tool("ping", {})
+            walls.append(time.perf_counter() - started)
+        return walls, time.process_time() - cpu, cpu_seconds(server) - server_cpu
 
 
 async def run_mcp(root: Path, warm: list, calls: list, memory_calls: list) -> dict[str, Any]:
@@ -161,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         calls = workload(data, args.calls, seed=5)
         memory_calls = mixed(data, args.memory_calls, seed=11)
         direct_results = run_direct(root, warm, calls)
+        floor = anyio.run(run_floor, args.calls, args.warmup)
         mcp = anyio.run(run_mcp, root, warm, calls, memory_calls)
         load_after = os.getloadavg()
 
@@ -176,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {kind} ({count} calls) | {median_ms(walls):.2f} ms | {median_ms(mcp_walls):.2f} ms | "
               f"{median_ms(mcp_walls) - median_ms(walls):+.2f} ms | {cpu / count * 1000:.2f} ms | "
               f"{client_cpu / count * 1000:.2f} + {server_cpu / count * 1000:.2f} ms |")
+    walls, client_cpu, server_cpu = floor
+    print(f"| SDK floor: a constant tool ({len(walls)} calls) | | {median_ms(walls):.2f} ms | | | "
+          f"{client_cpu / len(walls) * 1000:.2f} + {server_cpu / len(walls) * 1000:.2f} ms |")
     memory = mcp["memory"]
     samples = memory["samples"]
     print(f"\nmemory: {len(memory_calls):,} calls in {memory['seconds']:.0f} s "

@@ -11,8 +11,8 @@ An answer is one text block holding ``wire(response)``, the compact JSON the
 budget measured, byte for byte (no structured copy: it would double what goes on
 the wire and be serialized by another encoder). An expected failure is the error
 envelope's JSON with ``isError: true``; an unexpected exception is logged on
-stderr and answered the same way (E_INTERNAL, naming the exception), so one bad
-call never takes the server down.
+stderr and answered the same way (E_INTERNAL, naming the exception's type), so
+one bad call never takes the server down.
 
 Who calls: the ``Principal`` the HTTP layer put on the ASGI scope (``LOCAL`` over
 stdio and without keys) is checked before any forest work, and ``forests`` lists
@@ -92,8 +92,8 @@ def _sdk_tool(tool: Tool, answer: Answer, *, takes_forest: bool) -> SdkTool:
             return _error(exc.envelope())
         except Exception as exc:  # noqa: BLE001 (one bad call must not end the server)
             log.exception("%s failed unexpectedly", tool.name)
-            return _error({"error": {"code": "E_INTERNAL",
-                                     "message": f"{tool.name}: unexpected {type(exc).__name__}: {exc}",
+            # the exception's type names the problem; its text (paths, data) stays in the server's log
+            return _error({"error": {"code": "E_INTERNAL", "message": f"{tool.name}: unexpected {type(exc).__name__}",
                                      "hint": "The server logged the traceback on its stderr; report it."}})
 
     return _DeclaredSchemaTool.from_function(
