@@ -289,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_commands(sub, forest_arg, _forest)
     from .snapshot_commands import add_snapshot_commands  # snapshot create, snapshot restore
     add_snapshot_commands(sub, forest_arg, _forest)
+    from .serve_commands import add_serve_command  # serve: MCP over stdio or streamable HTTP
+    add_serve_command(sub)
     return parser
 
 

@@ -1,0 +1,208 @@
+"""The forests over MCP: one ``MCPServer`` (the official SDK's) offering ``tools.TOOLS``.
+
+Every tool is the SDK's own ``Tool`` with the JSON schema ``tools`` declares (the
+``Vine`` method's parameter names, as primitives.md promises), not one derived
+from a Python signature: the raw argument object goes to ``check_args`` like on
+every other transport, so a wrong call is the same E_SCHEMA envelope everywhere.
+Serving a root of forests, each tool also takes ``forest``. A ``--readonly``
+server registers no write tool at all, so none is listed.
+
+An answer is one text block holding ``wire(response)``, the compact JSON the
+budget measured, byte for byte (no structured copy: it would double what goes on
+the wire and be serialized by another encoder). An expected failure is the error
+envelope's JSON with ``isError: true``; an unexpected exception is logged on
+stderr and answered the same way (E_INTERNAL, naming the exception's type), so
+one bad call never takes the server down.
+
+Who calls: the ``Principal`` the HTTP layer put on the ASGI scope (``LOCAL`` over
+stdio and without keys) is checked before any forest work, and ``forests`` lists
+only what it may see. Each MCP client hunts in its own session (``client_key``).
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import mimetypes
+import re
+import uuid
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool as SdkTool
+from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
+
+from monkeyllm_core import Vine, VineError
+from monkeyllm_core.read.contract import wire
+
+from .forest_service import DEFAULT_CLIENT
+from .forests import Forests
+from .principal import Principal, principal_of
+from .tools import TOOLS, Tool, check_args
+
+log = logging.getLogger(__name__)
+
+VIEW_LIMIT_BYTES = 6 * 1024 * 1024
+MCP_SESSION_HEADER = "mcp-session-id"
+# A 2026-07-28 MCP client has no session: this header (a name it picks) keeps one
+# hunt across its calls; without either, each of its calls is a hunt of its own.
+SESSION_HEADER = "monkeyllm-session"
+_SESSION_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+FOREST_ARGUMENT = {"type": "string", "description": "The forest to call (see the forests tool)."}
+
+INSTRUCTIONS = (
+    "A MonkeyLLM forest: markdown nodes in branches, datasets in SQLite. Start a hunt with locate (a "
+    "question) or sniff (an exact string), look at a node before you pick its body or query its dataset, "
+    "follow edges with move, filter a branch with scan; harvest does locate+sniff in one call. End a hunt "
+    "with close_session. Every answer is JSON; truncated: true means a budget cut it, not that nothing else "
+    "matched."
+)
+
+Answer = Callable[[dict[str, Any], Context], Awaitable[list[ContentBlock]]]
+
+
+def build_mcp_server(forests: Forests) -> MCPServer:
+    """The MCP server of these forests (stdio or streamable HTTP alike)."""
+    server = MCPServer("monkeyllm", instructions=INSTRUCTIONS, log_level="WARNING",
+                       tools=[_sdk_tool(tool, _answer_for(tool, forests), takes_forest=not forests.single)
+                              for tool in TOOLS.values() if not (tool.writes and forests.readonly)])
+    return server
+
+
+# -- one SDK tool per declared tool ------------------------------------------------------
+class _DeclaredSchemaTool(SdkTool):
+    """An SDK tool whose input schema is declared, not derived: ``run`` hands the raw
+    arguments to the answer, which checks them itself (``check_args``)."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        return await self.fn(arguments, context)
+
+
+def _sdk_tool(tool: Tool, answer: Answer, *, takes_forest: bool) -> SdkTool:
+    schema = tool.input_schema()
+    if takes_forest and tool.name != "forests":
+        schema["properties"] = {**schema["properties"], "forest": FOREST_ARGUMENT}
+        schema["required"] = [*schema["required"], "forest"]
+
+    async def call(arguments: dict[str, Any], context: Context) -> CallToolResult:
+        try:
+            return CallToolResult(content=await answer(dict(arguments), context))
+        except VineError as exc:
+            return _error(exc.envelope())
+        except Exception as exc:  # noqa: BLE001 (one bad call must not end the server)
+            log.exception("%s failed unexpectedly", tool.name)
+            # the exception's type names the problem; its text (paths, data) stays in the server's log
+            return _error({"error": {"code": "E_INTERNAL", "message": f"{tool.name}: unexpected {type(exc).__name__}",
+                                     "hint": "The server logged the traceback on its stderr; report it."}})
+
+    return _DeclaredSchemaTool.from_function(
+        call, name=tool.name, description=tool.description, structured_output=False,
+        annotations=ToolAnnotations(read_only_hint=not tool.writes),
+    ).model_copy(update={"parameters": schema})
+
+
+def _text(response: Any) -> list[ContentBlock]:
+    return [TextContent(type="text", text=wire(response))]
+
+
+def _error(envelope: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=_text(envelope), is_error=True)
+
+
+# -- what each tool answers ----------------------------------------------------------------
+def _answer_for(tool: Tool, forests: Forests) -> Answer:
+    if tool.name == "forests":
+        async def answer_forests(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
+            check_args(tool, arguments)
+            principal = caller(context)
+            allowed = None if principal.forest is None else principal.visible(forests.paths())
+            return _text(forests.listing(allowed))
+        return answer_forests
+
+    if tool.name == "view":
+        async def answer_view(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
+            service = _service(forests, arguments, caller(context), writes=False)
+            node_id = check_args(tool, arguments)["id"]
+            data, mime_type = await asyncio.wrap_future(service.run_on_thread(lambda reader: image_of(reader, node_id)))
+            return [ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)]
+        return answer_view
+
+    async def answer_call(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
+        principal = caller(context)
+        service = _service(forests, arguments, principal, writes=tool.writes)
+        return _text(await service.acall(tool.name, arguments, client_key(context, principal)))
+    return answer_call
+
+
+def _service(forests: Forests, arguments: dict[str, Any], principal: Principal, *, writes: bool) -> Any:
+    """The forest a call names (``forest``, taken out of the arguments), once the
+    caller may make this call there."""
+    if forests.single:
+        service = forests.service(None)
+        principal.check(service.name, writes)
+        return service
+    name = arguments.pop("forest", None)
+    if not isinstance(name, str):
+        listed = ", ".join(principal.visible(forests.paths())) or "none"
+        raise VineError("E_SCHEMA", "forest must name one of this server's forests"
+                        + ("" if name is None else f", not {name!r:.80}"), f"Forests: {listed}.")
+    principal.check(name, writes)  # before the lookup, whose hint lists every forest
+    return forests.service(name)
+
+
+# -- who calls, and which hunt is theirs -------------------------------------------------------
+def caller(context: Context) -> Principal:
+    return principal_of(getattr(context.request_context.request, "scope", None))
+
+
+def client_key(context: Context, principal: Principal) -> str:
+    """The session a call belongs to: over stdio the process (one client); over HTTP
+    the MCP session id, else the ``MonkeyLLM-Session`` header, else this call alone.
+    Keys are prefixed with the principal, so one key's caller cannot join another's hunt."""
+    headers = context.headers
+    if headers is None:
+        return DEFAULT_CLIENT
+    session = headers.get(MCP_SESSION_HEADER)
+    if session:
+        return f"{principal.name}/mcp/{session}"
+    named = headers.get(SESSION_HEADER)
+    if named is not None:
+        if not _SESSION_NAME.fullmatch(named):
+            raise VineError("E_SCHEMA", f"the {SESSION_HEADER} header must be 1-128 letters, digits, '.', ':', "
+                            "'_' or '-'", "Pick a short name for the hunt, e.g. a UUID.")
+        return f"{principal.name}/named/{named}"
+    return f"{principal.name}/call/{uuid.uuid4().hex}"
+
+
+# -- view --------------------------------------------------------------------------------------
+def image_of(reader: Vine, node_id: str) -> tuple[bytes, str]:
+    """The image payload of a node and its MIME type, at most ``VIEW_LIMIT_BYTES``."""
+    frontmatter = reader.read(node_id).frontmatter
+    if frontmatter.get("payload_type") != "image":
+        kind = frontmatter.get("payload_type")
+        raise VineError("E_NOT_FOUND", f"{node_id} has no image payload"
+                        + (f" (its payload is {kind})" if kind else ""),
+                        "view shows media nodes whose payload_type is image; scan with "
+                        "filter={\"payload_type\": \"image\"} to find them.")
+    path = reader.payload_path(node_id)
+    assert path is not None  # payload_type without payload is refused by the writer
+    root = reader.root.resolve()
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):  # a payload symlinked out of the forest is not the forest's
+        raise VineError("E_NOT_FOUND", f"{node_id}: payload {frontmatter['payload']} is outside the forest",
+                        "Copy the image into the forest (re-adopt its source).")
+    try:
+        size = resolved.stat().st_size
+    except OSError:
+        raise VineError("E_NOT_FOUND", f"{node_id}: payload {frontmatter['payload']} is missing",
+                        "Restore the file beside the passport, or re-adopt its source.") from None
+    if size > VIEW_LIMIT_BYTES:
+        raise VineError("E_UNSUPPORTED", f"{node_id}: the image is {size / 2**20:.1f} MiB, over view's 6 MiB cap",
+                        f"Open it from the forest instead: {path.relative_to(reader.root).as_posix()}.")
+    return resolved.read_bytes(), _mime_type(Path(str(frontmatter["payload"])))
+
+
+def _mime_type(payload: Path) -> str:
+    guessed, _ = mimetypes.guess_type(payload.name)
+    return guessed if guessed and guessed.startswith("image/") else "application/octet-stream"

@@ -1,0 +1,158 @@
+"""``vine serve``: a forest (``--forest DIR``) or a folder of forests (``--root DIR``)
+for agents, over MCP on stdio (the default) or streamable HTTP.
+
+Over stdio the SDK keeps stdout for the protocol alone (file descriptor 1 points
+at stderr while it serves, so a stray print or a child process cannot corrupt
+it); everything this command says goes to stderr. Over HTTP the server binds
+loopback only until keys exist: a non-loopback ``--host`` is refused in one line.
+
+Ctrl-C and SIGTERM stop either transport cleanly: the calls already queued on a
+forest's thread finish (a write in flight commits), then every forest is closed.
+A write is durable before its answer anyway, so even a SIGKILL loses no
+acknowledged write.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cli import UsageError
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_serve_command(sub: Any) -> None:
+    """Register ``vine serve`` on the ``vine`` subparsers."""
+    p = sub.add_parser("serve", help="serve a forest (or a folder of forests) over MCP: stdio or streamable HTTP")
+    p.add_argument("--forest", help="the forest directory to serve")
+    p.add_argument("--root", help="a folder whose forests are all served; each tool then takes `forest`")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default: one client, e.g. Claude Desktop) or http (MCP at /mcp)")
+    p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="http: the port (default 8000; 0 picks a free one)")
+    p.add_argument("--readonly", action="store_true", help="offer no write tool (plant, graft, tend)")
+    p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                   help="re-raise errors with a traceback")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if (args.forest is None) == (args.root is None):
+        raise UsageError("vine serve needs exactly one of --forest DIR or --root DIR",
+                         "--forest serves one forest, --root every forest in a folder.")
+    if args.transport == "http":
+        _check_http_address(args.host, args.port)
+    from .serve.forests import Forests  # the SDK is imported only by the command that needs it
+    forests = Forests(forest=Path(args.forest) if args.forest else None,
+                      root=Path(args.root) if args.root else None, readonly=args.readonly)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vine serve: %(levelname)s %(message)s")
+    if args.transport == "stdio":
+        return _serve_stdio(forests)
+    return _serve_http(forests, args.host, args.port)
+
+
+def _check_http_address(host: str, port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port", "Use 1-65535, or 0 for any free port.")
+    if not _is_loopback(host):
+        raise UsageError(f"--host {host} is not a loopback address: serving beyond this machine needs keys",
+                          "Bind 127.0.0.1, the default, and reach it through an SSH tunnel or a proxy.")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name could resolve anywhere
+
+
+def _serve_stdio(forests: Any) -> int:
+    import anyio
+
+    from .serve.mcp_server import build_mcp_server
+    server = build_mcp_server(forests)
+
+    async def serve() -> None:
+        async with anyio.create_task_group() as group:
+            async def stop_on_signal(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    task_status.started()
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+            await group.start(stop_on_signal)  # said once a signal can stop it cleanly
+            _say(f"serving {_what(forests)} over MCP stdio" + (" (read-only)" if forests.readonly else ""))
+            await server.run_stdio_async()  # returns when the client closes stdin
+            group.cancel_scope.cancel()
+
+    try:
+        anyio.run(serve)
+    finally:
+        forests.close()
+    _say("stopped")
+    return EXIT_OK
+
+
+def _serve_http(forests: Any, host: str, port: int) -> int:
+    import uvicorn
+
+    from .serve.http_app import MCP_PATH, build_app
+    app = build_app(forests, host=host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))  # bound here so the address printed is the real one (--port 0)
+    except OSError as exc:
+        forests.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "Pick another --port.") from None
+    bound = listener.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+
+    async def serve() -> None:
+        running = asyncio.ensure_future(server.serve(sockets=[listener]))
+        while not (server.started or running.done()):
+            await asyncio.sleep(0.02)
+        if server.started:  # said once uvicorn's signal handlers are in place
+            _say(f"serving {_what(forests)} over MCP streamable HTTP at http://{shown}:{bound}{MCP_PATH}"
+                 + (" (read-only)" if forests.readonly else ""))
+        await running
+
+    # uvicorn turns SIGINT/SIGTERM into a graceful shutdown (the app's lifespan closes
+    # the forests), then raises the signal again under the handler it found: with
+    # these no-op handlers in place, that ends the run normally instead of killing
+    # the process or raising KeyboardInterrupt.
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        asyncio.run(serve())
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        forests.close()  # when the server failed to start (idempotent after a shutdown)
+        listener.close()
+    _say("stopped")
+    return EXIT_OK
+
+
+def _ignore(_signal: int, _frame: Any) -> None:
+    pass
+
+
+def _what(forests: Any) -> str:
+    names = list(forests.paths())
+    return f"the forest {names[0]}" if forests.single else f"{len(names)} forest(s) under the root"
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"vine serve: {line}\n")
+    sys.stderr.flush()
