@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import os
 import signal
 import socket
 import sys
@@ -49,13 +50,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          "--forest serves one forest, --root every forest in a folder.")
     if args.transport == "http":
         _check_http_address(args.host, args.port)
+    from .serve.answer_model import model_for_answer
     from .serve.forests import Forests  # the SDK is imported only by the command that needs it
+    from .kit.model import ModelConfigError
+    try:
+        answer_model = model_for_answer(os.environ)  # None: no model bound, no `answer` offered
+    except ModelConfigError as exc:
+        raise UsageError(str(exc), "Fix the MONKEYLLM_LLM_* variables, or unset MONKEYLLM_LLM_ENDPOINT.") from None
     forests = Forests(forest=Path(args.forest) if args.forest else None,
                       root=Path(args.root) if args.root else None, readonly=args.readonly)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vine serve: %(levelname)s %(message)s")
-    if args.transport == "stdio":
-        return _serve_stdio(forests)
-    return _serve_http(forests, args.host, args.port)
+    try:
+        if args.transport == "stdio":
+            return _serve_stdio(forests, answer_model)
+        return _serve_http(forests, args.host, args.port, answer_model)
+    finally:
+        if answer_model is not None:
+            answer_model.close()
 
 
 def _check_http_address(host: str, port: int) -> None:
@@ -75,11 +86,11 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name could resolve anywhere
 
 
-def _serve_stdio(forests: Any) -> int:
+def _serve_stdio(forests: Any, answer_model: Any) -> int:
     import anyio
 
     from .serve.mcp_server import build_mcp_server
-    server = build_mcp_server(forests)
+    server = build_mcp_server(forests, answer_model)
 
     async def serve() -> None:
         async with anyio.create_task_group() as group:
@@ -102,11 +113,11 @@ def _serve_stdio(forests: Any) -> int:
     return EXIT_OK
 
 
-def _serve_http(forests: Any, host: str, port: int) -> int:
+def _serve_http(forests: Any, host: str, port: int, answer_model: Any) -> int:
     import uvicorn
 
     from .serve.http_app import MCP_PATH, build_app
-    app = build_app(forests, host=host)
+    app = build_app(forests, host=host, answer_model=answer_model)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
+from .answer_model import AnswerModel
 from .forests import Forests
 from .mcp_server import build_mcp_server
 
@@ -27,8 +28,8 @@ MCP_PATH = "/mcp"
 
 
 def build_app(forests: Forests, *, extra_routes: Sequence[BaseRoute] = (), middleware: Sequence[Middleware] = (),
-              host: str = "127.0.0.1") -> Starlette:
-    server = build_mcp_server(forests)
+              host: str = "127.0.0.1", answer_model: AnswerModel | None = None) -> Starlette:
+    server = build_mcp_server(forests, answer_model)
     mcp_app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
 
     @contextlib.asynccontextmanager

@@ -36,6 +36,8 @@ from mcp_types import CallToolResult, ContentBlock, ImageContent, TextContent, T
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.read.contract import wire
 
+from .answer import answer_call as run_answer
+from .answer_model import AnswerModel
 from .forest_service import DEFAULT_CLIENT
 from .forests import Forests
 from .principal import Principal, principal_of
@@ -62,11 +64,14 @@ INSTRUCTIONS = (
 Answer = Callable[[dict[str, Any], Context], Awaitable[list[ContentBlock]]]
 
 
-def build_mcp_server(forests: Forests) -> MCPServer:
-    """The MCP server of these forests (stdio or streamable HTTP alike)."""
+def build_mcp_server(forests: Forests, answer_model: AnswerModel | None = None) -> MCPServer:
+    """The MCP server of these forests (stdio or streamable HTTP alike). ``answer``
+    is offered only when a model is bound (``answer_model``)."""
+    offered = [tool for tool in TOOLS.values()
+               if not (tool.writes and forests.readonly) and (tool.name != "answer" or answer_model is not None)]
     server = MCPServer("monkeyllm", instructions=INSTRUCTIONS, log_level="WARNING",
-                       tools=[_sdk_tool(tool, _answer_for(tool, forests), takes_forest=not forests.single)
-                              for tool in TOOLS.values() if not (tool.writes and forests.readonly)])
+                       tools=[_sdk_tool(tool, _answer_for(tool, forests, answer_model), takes_forest=not forests.single)
+                              for tool in offered])
     return server
 
 
@@ -111,7 +116,16 @@ def _error(envelope: dict[str, Any]) -> CallToolResult:
 
 
 # -- what each tool answers ----------------------------------------------------------------
-def _answer_for(tool: Tool, forests: Forests) -> Answer:
+def _answer_for(tool: Tool, forests: Forests, answer_model: AnswerModel | None) -> Answer:
+    if tool.name == "answer":
+        assert answer_model is not None
+
+        async def answer_answer(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
+            principal = caller(context)
+            service = _service(forests, arguments, principal, writes=False)
+            return _text(await run_answer(service, arguments, client_key(context, principal), answer_model))
+        return answer_answer
+
     if tool.name == "forests":
         async def answer_forests(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
             check_args(tool, arguments)

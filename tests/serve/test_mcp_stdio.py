@@ -17,6 +17,7 @@ from _mcp_helpers import STARTUP_SECONDS, VINE, answer_of, error_of, run, stdio_
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.read.contract import wire
 from monkeyllm_gardener.cli import main
+from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, chat_completion
 from monkeyllm_gardener.pipeline import Gardener
 from monkeyllm_gardener.serve.tools import TOOLS
 
@@ -50,7 +51,7 @@ def test_the_tools_carry_the_declared_schemas_and_descriptions(served_forest):
             return (await client.list_tools()).tools
 
     listed = run(session)
-    assert [tool.name for tool in listed] == list(TOOLS)
+    assert [tool.name for tool in listed] == [name for name in TOOLS if name != "answer"]  # no model bound
     for tool in listed:
         assert tool.input_schema == TOOLS[tool.name].input_schema(), tool.name
         assert tool.description == TOOLS[tool.name].description
@@ -221,3 +222,24 @@ def test_a_signal_stops_the_stdio_server_cleanly(served_forest, tmp_path, stop):
     said = log.read_text(encoding="utf-8")
     assert server.returncode == 0 and out == b"", said
     assert said.splitlines() == ["vine serve: serving the forest acme over MCP stdio", "vine serve: stopped"]
+
+
+def test_answer_is_offered_when_a_model_is_bound_and_answers_from_the_forest(served_forest):
+    reply = chat_completion(json.dumps({"answer": "Retail returns close 30 days after the invoice date.",
+                                        "evidence": ["sales/exchange-policy"]}))
+    with ScriptedOpenAIServer(default_reply=reply) as model:
+        params = stdio_server("--forest", str(served_forest))
+        params.env.update({"MONKEYLLM_LLM_ENDPOINT": model.base_url, "MONKEYLLM_LLM_MODEL": "scripted-model"})
+
+        async def session():
+            async with Client(params) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                result = await client.call_tool("answer", {"question": "what is the deadline to exchange?"})
+                return names, result
+
+        names, result = run(session)
+        asked = model.requests
+    assert "answer" in names
+    out = answer_of(result)
+    assert out["answer"].startswith("Retail returns close 30 days") and out["evidence"] == ["sales/exchange-policy"]
+    assert out["harvest"]["results"] and len(asked) == 1
