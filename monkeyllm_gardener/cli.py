@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .read_commands import add_read_commands  # locate, look, move, scan, pick
     add_read_commands(sub, forest_arg, _forest)
+    from .keys_commands import add_keys_commands  # keys add, list, revoke
+    add_keys_commands(sub)
     return parser
 
 
