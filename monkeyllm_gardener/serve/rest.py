@@ -32,7 +32,7 @@ from typing import Any, AsyncIterator, BinaryIO
 from urllib.parse import quote
 
 import anyio.to_thread
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -130,6 +130,8 @@ async def _answer(request: Request, method: str, handler: Any) -> Response:
         return await handler(request, principal_of(request.scope))
     except VineError as exc:
         return error_response(exc)
+    except ClientDisconnect:  # gone while sending its body: nobody is left to answer
+        return Response(status_code=400)
     except Exception as exc:  # the server's own failure: logged here, a clean envelope for the caller
         log.exception("REST %s %s failed", request.method, request.url.path)
         return json_response({"error": {"code": "E_INTERNAL", "message": f"the server failed on this call "

@@ -66,10 +66,13 @@ class Client:
 
 
 @contextmanager
-def serving(forests: Forests, store: KeyStore, *, require_key: bool = False) -> Iterator[int]:
-    """The REST routes behind the auth middleware, on a free loopback port."""
-    app = Starlette(routes=rest.routes(forests), middleware=[auth_middleware(store, require_key=require_key)])
-    sock = socket.socket()
+def serving(forests: Forests, store: KeyStore, *, require_key: bool = False, extra: list | None = None) -> Iterator[int]:
+    """The REST routes (and ``extra`` routes) behind the auth middleware, on a free loopback port."""
+    app = Starlette(routes=[*(extra or []), *rest.routes(forests)],
+                    middleware=[auth_middleware(store, require_key=require_key)])
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it a response's headers and body (two writes) wait on a delayed ACK (40 ms)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -198,6 +201,33 @@ def test_a_server_beyond_loopback_stays_closed_when_its_last_key_is_revoked(serv
         vine(home, "keys", "revoke", "only")
         assert Client(port).get("/v1/forests")[0] == 401
         assert Client(port, key).get("/v1/forests")[0] == 401
+
+
+def test_the_middleware_passes_a_streamed_response_on_as_it_is_sent(served_forest, store, home):
+    """MCP streams its answers: the auth layer must not hold a response until it ends."""
+    import anyio.to_thread
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    key = new_key(home, "ana")
+    first_read = threading.Event()
+
+    async def stream(request):
+        async def chunks():
+            yield b"first"
+            # the second part is sent only once the client has read the first
+            assert await anyio.to_thread.run_sync(first_read.wait, 20), "the first chunk never reached the client"
+            yield b"second"
+        return StreamingResponse(chunks(), media_type="text/plain")
+
+    with serving(Forests(forest=served_forest), store, extra=[Route("/stream", stream)]) as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/stream", headers={"Authorization": f"Bearer {key}"})
+        answer = conn.getresponse()
+        assert answer.status == 200 and answer.read(5) == b"first"
+        first_read.set()
+        assert answer.read() == b"second"
+        conn.close()
 
 
 def test_a_corrupt_key_store_refuses_every_request_instead_of_opening(served_forest, store, home):
