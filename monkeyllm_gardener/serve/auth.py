@@ -38,7 +38,7 @@ from .principal import SCOPE_KEY
 
 log = logging.getLogger(__name__)
 
-JSON_TYPE = "application/json; charset=utf-8"
+JSON_TYPE = "application/json; charset=utf-8"  # every answer and error of the HTTP server
 LOOPBACK_NAMES = ("localhost", "localhost.")
 
 

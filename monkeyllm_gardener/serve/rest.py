@@ -39,13 +39,13 @@ from starlette.routing import Route
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.read.contract import wire
 
+from .auth import JSON_TYPE
 from .forest_service import ForestService
 from .forests import Forests
 from .principal import Principal, principal_of
 
 log = logging.getLogger(__name__)
 
-JSON_TYPE = "application/json; charset=utf-8"
 MAX_BODY_BYTES = 1024 * 1024
 SESSION_HEADER = "x-monkeyllm-session"
 SESSION_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
