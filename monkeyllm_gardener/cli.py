@@ -291,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_snapshot_commands(sub, forest_arg, _forest)
     from .serve_commands import add_serve_command  # serve: MCP over stdio or streamable HTTP
     add_serve_command(sub)
+    from .keys_commands import add_keys_commands  # keys add, list, revoke
+    add_keys_commands(sub)
     return parser
 
 
