@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import os
 import signal
@@ -48,8 +47,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if (args.forest is None) == (args.root is None):
         raise UsageError("vine serve needs exactly one of --forest DIR or --root DIR",
                          "--forest serves one forest, --root every forest in a folder.")
-    if args.transport == "http":
-        _check_http_address(args.host, args.port)
+    if args.transport == "http" and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port", "Use 1-65535, or 0 for any free port.")
     from .serve.answer_model import model_for_answer
     from .serve.forests import Forests  # the SDK is imported only by the command that needs it
     from .kit.model import ModelConfigError
@@ -67,23 +66,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if answer_model is not None:
             answer_model.close()
-
-
-def _check_http_address(host: str, port: int) -> None:
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port {port} is not a port", "Use 1-65535, or 0 for any free port.")
-    if not _is_loopback(host):
-        raise UsageError(f"--host {host} is not a loopback address: serving beyond this machine needs keys",
-                          "Bind 127.0.0.1, the default, and reach it through an SSH tunnel or a proxy.")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name could resolve anywhere
 
 
 def _serve_stdio(forests: Any, answer_model: Any) -> int:
@@ -116,10 +98,24 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
 def _serve_http(forests: Any, host: str, port: int, answer_model: Any) -> int:
     import uvicorn
 
+    from .serve import rest
+    from .serve.auth import auth_middleware, check_bind, is_loopback
     from .serve.http_app import MCP_PATH, build_app
-    app = build_app(forests, host=host, answer_model=answer_model)
+    from .serve.keys import KeyStore
+    store = KeyStore()
+    try:
+        check_bind(host, store)  # beyond loopback only with a key; a corrupt key store is refused here too
+    except Exception:
+        forests.close()
+        raise
+    app = build_app(forests, host=host, answer_model=answer_model,
+                    extra_routes=rest.routes(forests, answer_model),
+                    # past loopback a key is required even if the last one is revoked while serving
+                    middleware=[auth_middleware(store, require_key=not is_loopback(host))])
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP
+    # (otherwise every kept-alive answer waits ~40 ms for Nagle and delayed ACKs)
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))  # bound here so the address printed is the real one (--port 0)

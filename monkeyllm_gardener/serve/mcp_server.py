@@ -24,7 +24,6 @@ import asyncio
 import base64
 import logging
 import mimetypes
-import re
 import uuid
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -40,17 +39,13 @@ from .answer import answer_call as run_answer
 from .answer_model import AnswerModel
 from .forest_service import DEFAULT_CLIENT
 from .forests import Forests
-from .principal import Principal, principal_of
+from .principal import SESSION_HEADER, Principal, check_session_name, principal_of
 from .tools import TOOLS, Tool, check_args
 
 log = logging.getLogger(__name__)
 
 VIEW_LIMIT_BYTES = 6 * 1024 * 1024
 MCP_SESSION_HEADER = "mcp-session-id"
-# A 2026-07-28 MCP client has no session: this header (a name it picks) keeps one
-# hunt across its calls; without either, each of its calls is a hunt of its own.
-SESSION_HEADER = "monkeyllm-session"
-_SESSION_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 FOREST_ARGUMENT = {"type": "string", "description": "The forest to call (see the forests tool)."}
 
 INSTRUCTIONS = (
@@ -180,12 +175,9 @@ def client_key(context: Context, principal: Principal) -> str:
     session = headers.get(MCP_SESSION_HEADER)
     if session:
         return f"{principal.name}/mcp/{session}"
-    named = headers.get(SESSION_HEADER)
+    named = headers.get(SESSION_HEADER)  # a 2026-07-28 client has no MCP session: it names its hunt
     if named is not None:
-        if not _SESSION_NAME.fullmatch(named):
-            raise VineError("E_SCHEMA", f"the {SESSION_HEADER} header must be 1-128 letters, digits, '.', ':', "
-                            "'_' or '-'", "Pick a short name for the hunt, e.g. a UUID.")
-        return f"{principal.name}/named/{named}"
+        return f"{principal.name}/named/{check_session_name(named)}"
     return f"{principal.name}/call/{uuid.uuid4().hex}"
 
 

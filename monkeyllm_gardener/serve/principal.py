@@ -8,12 +8,16 @@ tool handlers and the REST routes read it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from monkeyllm_core import VineError
 
 SCOPE_KEY = "monkeyllm.principal"
+# the header (MCP over HTTP and REST alike) a caller names its hunt with, and what a name may be
+SESSION_HEADER = "monkeyllm-session"
+SESSION_NAME = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,11 @@ def principal_of(scope: Mapping[str, Any] | None) -> Principal:
         return LOCAL
     principal = scope.get(SCOPE_KEY)
     return principal if isinstance(principal, Principal) else LOCAL
+
+
+def check_session_name(name: str) -> str:
+    """A session name from a request, or E_SCHEMA (it becomes part of a client key)."""
+    if not SESSION_NAME.fullmatch(name):
+        raise VineError("E_SCHEMA", f"{name[:80]!r} is not a session name",
+                        "Use 1-128 letters, digits, '.', ':', '_' or '-' (a UUID works).")
+    return name

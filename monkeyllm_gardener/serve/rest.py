@@ -42,13 +42,13 @@ from monkeyllm_core.read.contract import wire
 from .auth import JSON_TYPE
 from .forest_service import ForestService
 from .forests import Forests
-from .principal import Principal, principal_of
+from .answer import answer_call as run_answer
+from .answer_model import AnswerModel
+from .principal import SESSION_HEADER, Principal, check_session_name, principal_of
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024
-SESSION_HEADER = "x-monkeyllm-session"
-SESSION_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 PAYLOAD_CHUNK = 256 * 1024
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
@@ -63,8 +63,9 @@ STATUS = {
 }
 
 
-def routes(forests: Forests) -> list[Route]:
-    api = RestApi(forests)
+def routes(forests: Forests, answer_model: AnswerModel | None = None) -> list[Route]:
+    """The REST routes; ``answer`` is one of the primitives only when a model is bound."""
+    api = RestApi(forests, answer_model)
     return [
         Route("/v1/forests", api.list_forests, methods=ALL_METHODS),
         Route("/v1/forests/{forest}/payload/{node_id:path}", api.payload, methods=ALL_METHODS),
@@ -82,8 +83,9 @@ def error_response(exc: VineError, headers: dict[str, str] | None = None) -> Res
 
 
 class RestApi:
-    def __init__(self, forests: Forests) -> None:
+    def __init__(self, forests: Forests, answer_model: AnswerModel | None = None) -> None:
         self.forests = forests
+        self.answer_model = answer_model
 
     async def list_forests(self, request: Request) -> Response:
         return await _answer(request, "GET", self._list_forests)
@@ -106,11 +108,15 @@ class RestApi:
 
     async def _call(self, request: Request, principal: Principal) -> Response:
         forest, primitive = request.path_params["forest"], request.path_params["primitive"]
-        tool = ForestService.tool(primitive)  # an unknown primitive is 404 naming the real ones
-        principal.check(forest, tool.writes)  # before the body is read: a refused caller sends nothing more
+        answering = primitive == "answer" and self.answer_model is not None
+        writes = False if answering else ForestService.tool(primitive).writes  # unknown: 404 naming the real ones
+        principal.check(forest, writes)  # before the body is read: a refused caller sends nothing more
         service = self.forests.service(forest)
         client = _client(request, principal)
         args = await read_arguments(request)
+        if answering:
+            assert self.answer_model is not None
+            return json_response(await run_answer(service, args, client, self.answer_model))
         return json_response(await service.acall(primitive, args, client))
 
     async def _payload(self, request: Request, principal: Principal) -> Response:
@@ -148,10 +154,7 @@ def _client(request: Request, principal: Principal) -> str:
     session = header if header is not None else param
     if session is None:
         return f"rest:{principal.name}"
-    if not SESSION_RE.match(session):
-        raise VineError("E_SCHEMA", f"{session!r} is not a session name",
-                        "Use 1-64 letters, digits, '.', '_' or '-'.")
-    return f"rest:{principal.name}:{session}"
+    return f"rest:{principal.name}:{check_session_name(session)}"
 
 
 async def read_arguments(request: Request) -> Any:

@@ -208,8 +208,9 @@ def test_extra_routes_share_the_port_and_the_middleware(app_server):
             "principal": "beta-reader"}
 
 
-def test_a_host_beyond_loopback_is_refused_until_keys_exist(served_forest, capsys):
+def test_a_host_beyond_loopback_is_refused_until_keys_exist(served_forest, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("MONKEYLLM_HOME", str(tmp_path / "no-keys"))
     assert main(["serve", "--forest", str(served_forest), "--transport", "http", "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --host 0.0.0.0 is not a loopback address: serving beyond this machine needs keys")
-    assert err.count("\n") == 1
+    assert err.startswith("error E_KEYS: refusing to serve on 0.0.0.0 without a key")
+    assert "vine keys add NAME" in err and err.count("\n") == 1

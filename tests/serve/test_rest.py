@@ -141,7 +141,7 @@ def test_a_read_answers_exactly_the_direct_calls_json(served_forest, store, prim
     with serving(Forests(forest=served_forest), store) as port:
         # a session of its own: session heat from an earlier call must not move the scores
         status, headers, body = Client(port).request("POST", f"/v1/forests/acme/{primitive}", args,
-                                                     headers={"X-MonkeyLLM-Session": "fresh"})
+                                                     headers={"MonkeyLLM-Session": "fresh"})
     assert (status, headers["Content-Type"]) == (200, JSON_TYPE)
     answer = json.loads(body)
     assert body.decode("utf-8") == wire(answer)  # compact, non-ASCII kept as UTF-8
@@ -405,16 +405,16 @@ def test_two_keys_hunt_apart_and_one_key_can_name_its_sessions(served_forest, st
         assert Client(port, bob).post(*close)[1]["metrics"]["calls"] == 2
 
         Client(port, ana).post("/v1/forests/acme/look", {"id": "sales/price-list"},
-                               headers={"X-MonkeyLLM-Session": "hunt-1"})
+                               headers={"MonkeyLLM-Session": "hunt-1"})
         Client(port, ana).post("/v1/forests/acme/look?session=hunt-2", {"id": "sales/price-list"})
         Client(port, ana).post("/v1/forests/acme/look?session=hunt-2", {"id": "people/ana-ribeiro"})
         assert Client(port, ana).post(close[0] + "?session=hunt-1", close[1])[1]["metrics"]["calls"] == 1
-        assert Client(port, ana).post(*close, headers={"X-MonkeyLLM-Session": "hunt-2"})[1]["metrics"]["calls"] == 2
+        assert Client(port, ana).post(*close, headers={"MonkeyLLM-Session": "hunt-2"})[1]["metrics"]["calls"] == 2
         assert Client(port, ana).post(*close)[1]["metrics"]["calls"] == 0  # the key's own session: fresh
 
-        status, body = Client(port, ana).post(close[0] + "?session=a", close[1], headers={"X-MonkeyLLM-Session": "b"})
+        status, body = Client(port, ana).post(close[0] + "?session=a", close[1], headers={"MonkeyLLM-Session": "b"})
         assert (status, body["error"]["code"]) == (400, "E_SCHEMA")
-        status, body = Client(port, ana).post(*close, headers={"X-MonkeyLLM-Session": "../../etc"})
+        status, body = Client(port, ana).post(*close, headers={"MonkeyLLM-Session": "../../etc"})
         assert (status, body["error"]["message"]) == (400, "'../../etc' is not a session name")
 
 
