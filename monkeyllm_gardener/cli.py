@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .read_commands import add_read_commands  # locate, look, move, scan, pick
     add_read_commands(sub, forest_arg, _forest)
+    from .ranger_commands import add_ranger_command  # evaporate, tend links, landmarks, health
+    add_ranger_command(sub, forest_arg, _forest)
     return parser
 
 
