@@ -149,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     generate(base, args.nodes, args.links)
     git(base, "add", "-A")
-    git(base, "commit", "-qm", "a forest another engine wrote")
+    # no background `gc --auto` (it would prune loose objects while a round copies them): one repack, now
+    git(base, "-c", "gc.auto=0", "commit", "-qm", "a forest another engine wrote")
+    git(base, "repack", "-adq")
     print(f"# generated and committed {args.nodes:,} nodes in {time.perf_counter() - started:.1f} s; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     steps = ("validate", "cycle", "second cycle")
