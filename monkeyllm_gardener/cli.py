@@ -293,6 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_command(sub)
     from .keys_commands import add_keys_commands  # keys add, list, revoke
     add_keys_commands(sub)
+    from .ranger_commands import add_ranger_command  # evaporate, tend links, landmarks, health
+    add_ranger_command(sub, forest_arg, _forest)
     return parser
 
 
