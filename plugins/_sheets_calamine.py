@@ -97,6 +97,8 @@ class FastSheet:
     last_xml_row: int  # openpyxl yields rows up to the last <row> element
     merged_ranges: int
     has_formulas: bool
+    # row index -> {column index: openpyxl's value}: the cells calamine would read otherwise
+    patches: dict[int, dict[int, Any]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,7 @@ class FastWorkbook:
         """The sheet's rows as openpyxl gives them (row 1 first, gaps as empty rows)."""
         import python_calamine
 
-        with zipfile.ZipFile(self.path) as archive:
-            patches = _cell_patches(archive.read(sheet.member), self.styles, self.epoch)
+        patches = sheet.patches
         with python_calamine.CalamineWorkbook.from_path(str(self.path)) as workbook:
             grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
         for row_index, row in enumerate(grid):
@@ -244,10 +245,10 @@ def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members:
         if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data)
                 or _CELL_WITHOUT_REF.search(data) or _ROW_WITHOUT_REF.search(data)):
             raise _NeedsOpenpyxl
-        _cell_patches(data, styles, epoch)  # raises when a value would differ
         sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=False,
                                 member=member, last_xml_row=_last_row(data),
-                                merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data))
+                                merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data,
+                                patches=_cell_patches(data, styles, epoch)))
     return FastWorkbook(path=path, sheets=tuple(sheets), epoch=epoch, styles=styles)
 
 
@@ -293,15 +294,23 @@ def _patch_cell(data: bytes, start: int, styles: _Styles, epoch: dt.datetime,
         return
     text = found.group(1).decode("ascii", "replace")
     style = int(attributes.get(b"s", b"0"))
+    if style in styles.dates and _whole_agreed_day(text):
+        return  # calamine's date, read as midnight, is openpyxl's datetime
     value = _openpyxl_number(text, style, styles, epoch)
+    if style not in styles.dates:
+        as_calamine = _as_openpyxl(float(text))
+        if as_calamine == value and type(as_calamine) is type(value):
+            return
     row, column = _coordinate(attributes.get(b"r", b""))
-    if style in styles.dates:
-        serial = float(text)
-        if serial == int(serial) and serial >= _FIRST_AGREED_SERIAL:
-            return  # a whole day: calamine's date, read as midnight, is the same
-    elif _as_openpyxl(float(text)) == value and type(_as_openpyxl(float(text))) is type(value):
-        return
     patches.setdefault(row, {})[column] = value
+
+
+def _whole_agreed_day(text: str) -> bool:
+    try:
+        serial = float(text)
+    except ValueError:
+        return False
+    return serial.is_integer() and serial >= _FIRST_AGREED_SERIAL
 
 
 def _openpyxl_number(text: str, style: int, styles: _Styles, epoch: dt.datetime) -> Any:
