@@ -13,7 +13,8 @@ could give another value or lose something:
   date cells (``t="d"``), ``_xHHHH_`` escapes or phonetic runs in strings, number
   texts openpyxl cannot cast, a date serial openpyxl refuses;
 - XML shaped unlike what the regex passes expect (namespace prefixes, a cell or row
-  without its ``r`` reference): such files are rare, and openpyxl reads them.
+  without its ``r`` reference), or a custom number format under a built-in id: such
+  files are rare, and openpyxl reads them.
 
 Otherwise calamine's values are turned into openpyxl's (``_as_openpyxl``): an empty
 cell is None, a whole float up to 2**53 an ``int``, a date a midnight ``datetime``.
@@ -24,9 +25,11 @@ Two cases need the cell's own text, and only those cells are patched from the XM
   ``float`` when the text has ``.``/``e``, else the exact ``int``;
 - cells whose number format is not a plain one (dates, times, anything with letters
   outside quotes and ``[...]`` colours/locales): date-ness is decided by openpyxl's
-  own stylesheet reading, and a serial that is not a whole day from day 61 on is
-  converted by openpyxl's ``from_excel`` (calamine rounds milliseconds differently
-  and knows no negative serials).
+  own stylesheet reading, and every such cell is converted by openpyxl's
+  ``from_excel``/number rule, except a whole day from day 61 on in a format made of
+  date tokens only (``yyyy-mm-dd``), where calamine agrees (elsewhere calamine rounds
+  milliseconds differently, knows no negative serials, and its format rule is not
+  openpyxl's: ``#,##0*d``, ``yyyy [h]``).
 
 Whether a date is a date, and how it converts, is therefore always openpyxl's verdict;
 ``tests/plugins/test_xlsx_calamine.py`` proves both readers give identical datasets.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 WORKBOOK_PART = "xl/workbook.xml"
+STYLES_PART = "xl/styles.xml"  # where openpyxl's apply_stylesheet reads them
 _EXACT_FLOAT_LIMIT = 2**53
 # A serial from which openpyxl's and calamine's whole-day dates agree (below, the
 # 1900 leap-year bug is handled differently).
@@ -66,6 +70,11 @@ _CELL_VALUE = re.compile(rb"<v>([^<]*)</v>")
 _QUOTED = re.compile(r'"[^"]*"')
 _BRACKETED = re.compile(r"\[(?![hHmMsS]+\])[^\]]*\]")
 _SCIENTIFIC = re.compile(r"[eE][-+]")
+_LOCALE = re.compile(r"^\[\$-[0-9A-Fa-f]+\]")
+_SIMPLE_DATE = re.compile(r"(?:[dmyhsDMYHS]+|[-/.:, ]|AM/PM|am/pm)+")
+_CUSTOM_FORMAT_ID = re.compile(rb'<numFmt\s[^>]*?numFmtId="(\d+)"')
+_FIRST_CUSTOM_ID = 164
+_ODD_CELL_START = re.compile(rb"<c[\t\r\n]")
 
 
 def calamine_installed() -> bool:
@@ -83,6 +92,9 @@ class _Styles:
     dates: frozenset[int]
     timedeltas: frozenset[int]
     not_plain: frozenset[int]  # dates among them
+    # date styles whose whole days calamine reads as openpyxl does: formats made of
+    # date tokens and separators only, on which both libraries' rules agree
+    simple_dates: frozenset[int]
 
 
 @dataclass(frozen=True)
@@ -185,17 +197,20 @@ def _read_styles(workbook: Any) -> _Styles:
     from openpyxl.styles.numbers import BUILTIN_FORMATS
 
     custom = list(workbook._number_formats)
-    not_plain = set()
+    not_plain, simple = set(), set()
     for index, style in enumerate(workbook._cell_styles):
         number_format = style.numFmtId
-        if number_format < 164:
+        if number_format < _FIRST_CUSTOM_ID:
             code = BUILTIN_FORMATS.get(number_format, "General")
         else:
-            code = custom[number_format - 164]
+            code = custom[number_format - _FIRST_CUSTOM_ID]
         if not _is_plain_number_format(code):
             not_plain.add(index)
+        if _SIMPLE_DATE.fullmatch(_LOCALE.sub("", code)):
+            simple.add(index)
     dates = frozenset(workbook._date_formats)
-    return _Styles(dates, frozenset(workbook._timedelta_formats), frozenset(not_plain | dates))
+    timedeltas = frozenset(workbook._timedelta_formats)
+    return _Styles(dates, timedeltas, frozenset(not_plain | dates), frozenset((simple & dates) - timedeltas))
 
 
 def _is_plain_number_format(code: str) -> bool:
@@ -218,6 +233,11 @@ def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[
     for sheet, rel in parser.find_sheets():
         kind = rel.Type.rpartition("/")[2]
         members[sheet.name] = rel.target if kind == "worksheet" else None
+    if STYLES_PART in archive.namelist():
+        ids = _CUSTOM_FORMAT_ID.findall(archive.read(STYLES_PART))
+        if any(int(i) < _FIRST_CUSTOM_ID for i in ids):
+            # a custom format under a built-in id: which of the two a library uses is its own choice
+            raise _NeedsOpenpyxl
     apply_stylesheet(archive, parser.wb)
     parser.assign_names()
     return parser.wb.epoch, _read_styles(parser.wb), members
@@ -242,7 +262,7 @@ def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members:
                                     member=None, last_xml_row=0, merged_ranges=0, has_formulas=False))
             continue
         data = archive.read(member)
-        if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data)
+        if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data) or _ODD_CELL_START.search(data)
                 or _CELL_WITHOUT_REF.search(data) or _ROW_WITHOUT_REF.search(data)):
             raise _NeedsOpenpyxl
         sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=False,
@@ -294,10 +314,10 @@ def _patch_cell(data: bytes, start: int, styles: _Styles, epoch: dt.datetime,
         return
     text = found.group(1).decode("ascii", "replace")
     style = int(attributes.get(b"s", b"0"))
-    if style in styles.dates and _whole_agreed_day(text):
+    if style in styles.simple_dates and _whole_agreed_day(text):
         return  # calamine's date, read as midnight, is openpyxl's datetime
     value = _openpyxl_number(text, style, styles, epoch)
-    if style not in styles.dates:
+    if style not in styles.not_plain:  # calamine reads a plain style's cell as a float
         as_calamine = _as_openpyxl(float(text))
         if as_calamine == value and type(as_calamine) is type(value):
             return

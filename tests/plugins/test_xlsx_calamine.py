@@ -85,9 +85,10 @@ def with_sheet_data(path: Path, sheet_data: str, *, date1904: bool = False) -> P
 
 def styled_base(path: Path) -> Path:
     """A workbook whose styles 1.. are: a date, a time, ``[h]:mm``, ``00000``,
-    ``0.0 "days"``, ``[$-409][h]:mm``, ``#,##0.00;[Red]-#,##0.00``."""
+    ``0.0 "days"``, ``[$-409][h]:mm``, ``#,##0.00;[Red]-#,##0.00``, ``#,##0*d`` and
+    ``yyyy [h]`` (the last two read differently by the two libraries' own rules)."""
     formats = ["yyyy-mm-dd", "h:mm", "[h]:mm", "00000", '0.0 "days"', "[$-409][h]:mm",
-               "#,##0.00;[Red]-#,##0.00"]
+               "#,##0.00;[Red]-#,##0.00", "#,##0*d", "yyyy [h]"]
     workbook = workbook_of([[0] * len(formats)])
     for column, number_format in enumerate(formats, start=1):
         workbook.active.cell(row=1, column=column).number_format = number_format
@@ -188,6 +189,28 @@ def test_number_formats_plain_custom_and_elapsed_with_a_locale(tmp_path: Path) -
     path = with_sheet_data(styled_base(tmp_path / "formats.xlsx"), cells(rows))
     result = assert_same_both_ways(path, fast=True)
     assert result["rows"]["data"][0] == (123, 45000.5, "30:00:00", -12.5)
+
+
+def test_formats_the_two_libraries_judge_differently_keep_openpyxls_verdict(tmp_path: Path) -> None:
+    # "#,##0*d": a fill character to calamine, a day to openpyxl; "yyyy [h]": a date to
+    # calamine, a duration to openpyxl; whole days from 61 on, which calamine alone would misread
+    rows = [[(' t="inlineStr"', "<is><t>fill</t></is>"), (' t="inlineStr"', "<is><t>span</t></is>")],
+            [(' s="8"', "<v>45000</v>"), (' s="9"', "<v>45000</v>")],
+            [(' s="8"', "<v>61</v>"), (' s="9"', "<v>100</v>")]]
+    path = with_sheet_data(styled_base(tmp_path / "judged.xlsx"), cells(rows))
+    result = assert_same_both_ways(path, fast=True)
+    assert result["rows"]["data"] == [("2023-03-15", "1080000:00:00"), ("1900-03-01", "2400:00:00")]
+
+
+def test_a_custom_format_under_a_built_in_id_is_left_to_openpyxl(tmp_path: Path) -> None:
+    path = styled_base(tmp_path / "override.xlsx")
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+    parts["xl/styles.xml"] = parts["xl/styles.xml"].replace(b'numFmtId="164"', b'numFmtId="14"')
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    assert_same_both_ways(path, fast=False)
 
 
 def test_edges_are_trimmed_and_trailing_styled_rows_count_toward_the_empty_row_limit(tmp_path: Path) -> None:
