@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from monkeyllm_plugins._container import check_zip_container
 from monkeyllm_plugins._extras import INGEST_HINT
+from monkeyllm_plugins._sheets_calamine import FastSheet, FastWorkbook, plan_fast_read
 
 from monkeyllm_gardener import Conversion, ConversionError, hookimpl
 from monkeyllm_gardener.kit import (
@@ -165,6 +166,10 @@ class XlsxConverter:
     requires: tuple[str, ...] = ("openpyxl",)
     install_hint = INGEST_HINT
 
+    def __init__(self, *, use_calamine: bool = True) -> None:
+        # False: openpyxl reads every workbook (what the fidelity tests compare against)
+        self.use_calamine = use_calamine
+
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
         check_zip_container(path)
@@ -180,6 +185,9 @@ class XlsxConverter:
         return with_warnings(conversion, chatter_warnings(path, "openpyxl", told))
 
     def _convert_file(self, path: Path) -> Conversion:
+        fast = plan_fast_read(path) if self.use_calamine else None
+        if fast is not None:
+            return _convert_sheets(path, [_FastSheetSource(fast, sheet) for sheet in fast.sheets])
         import openpyxl
 
         try:
@@ -190,77 +198,146 @@ class XlsxConverter:
                 "open it in Excel and save it as .xlsx again"
             ) from None
         try:
-            return self._convert_workbook(path, workbook)
+            comment_parts = _lists_comment_parts(path)
+            return _convert_sheets(path, [_OpenpyxlSheetSource(path, workbook, workbook[title], comment_parts)
+                                          for title in workbook.sheetnames])
         finally:
             workbook.close()
 
-    def _convert_workbook(self, path: Path, workbook: Any) -> Conversion:
-        warnings: list[str] = []
-        tables: list[PlannedTable] = []
-        rows: dict[str, XlsxSheetRows | CachedSheetRows] = {}
-        skipped_empty: list[str] = []
-        merged_tables: list[str] = []
-        sheets: list[tuple[int, str]] = []
-        comments: list[CellComment] = []
-        missing_values = 0
-        comment_parts = _lists_comment_parts(path)
-        for position, title in enumerate(workbook.sheetnames, start=1):
-            sheet = workbook[title]
-            sheets.append((position, sheet.title))
-            if not hasattr(sheet, "iter_rows"):
-                warnings.append(
-                    f"{path.name}: sheet {position} is a chartsheet (a chart, no cells): skipped"
-                )
-                continue
-            if comment_parts:
-                comments += _sheet_comments(path, sheet, position, warnings)
-            label = sheet_label(position, sheet.title)
-            sheet.reset_dimensions()  # a lying <dimension> must not drive the loop
-            cache = _SurveyCache(sheet.iter_rows(values_only=True))
-            try:
-                plan = survey_sheet(cache)
-            except Exception as error:  # one unreadable sheet must not sink the others
-                warnings.append(
-                    f"{path.name}: sheet {position} could not be read ({type(error).__name__}): "
-                    "skipped; open and save the file in Excel"
-                )
-                continue
-            if plan is None:
-                skipped_empty.append(label)
-                continue
-            table = unique_name(
-                table_name_from(sheet.title, fallback="sheet"), {t.table for t in tables}
-            )
-            facts = _sheet_facts(path, workbook, sheet)
-            if facts is not None:
-                missing_values += facts.formulas_without_value
-                if facts.merged_ranges:
-                    merged_tables.append(f"`{table}` ({facts.merged_ranges})")
-            stopped = stopped_warning(path, position, table, plan)
-            if stopped:
-                warnings.append(stopped)
-            tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
-            if cache.rows is not None:
-                rows[table] = CachedSheetRows(raw=tuple(cache.rows), plan=plan)
-            else:
-                rows[table] = XlsxSheetRows(path=path, sheet_title=sheet.title, plan=plan)
-        if not tables:
-            return empty_workbook_conversion(path, sheets, warnings=warnings, comments=comments)
-        if missing_values:
+
+class _OpenpyxlSheetSource:
+    """One sheet read by openpyxl (the path every workbook can take)."""
+
+    def __init__(self, path: Path, workbook: Any, sheet: Any, comment_parts: bool) -> None:
+        self.path, self.workbook, self.sheet, self.comment_parts = path, workbook, sheet, comment_parts
+        self.title = sheet.title
+        self.is_chartsheet = not hasattr(sheet, "iter_rows")
+
+    def comments(self, position: int, warnings: list[str]) -> list[CellComment]:
+        if not self.comment_parts:
+            return []
+        return _sheet_comments(self.path, self.sheet, position, warnings)
+
+    def rows(self) -> Iterable[Sequence[Any]]:
+        self.sheet.reset_dimensions()  # a lying <dimension> must not drive the loop
+        return self.sheet.iter_rows(values_only=True)
+
+    def facts(self) -> SheetXmlFacts | None:
+        return _sheet_facts(self.path, self.workbook, self.sheet)
+
+    def rereader(self, plan: SheetPlan) -> XlsxSheetRows:
+        return XlsxSheetRows(path=self.path, sheet_title=self.title, plan=plan)
+
+
+class _FastSheetSource:
+    """One sheet read by calamine, values as openpyxl gives them (``_sheets_calamine``)."""
+
+    def __init__(self, workbook: FastWorkbook, sheet: FastSheet) -> None:
+        self.workbook, self.sheet = workbook, sheet
+        self.title = sheet.title
+        self.is_chartsheet = sheet.is_chartsheet
+
+    def comments(self, position: int, warnings: list[str]) -> list[CellComment]:
+        return []  # a workbook with comment parts takes the openpyxl path
+
+    def rows(self) -> Iterable[Sequence[Any]]:
+        return self.workbook.rows(self.sheet)
+
+    def facts(self) -> SheetXmlFacts | None:
+        if not self.sheet.has_formulas:  # nothing to scan for: the one count known already
+            return SheetXmlFacts(formulas_without_value=0, merged_ranges=self.sheet.merged_ranges)
+        try:
+            with zipfile.ZipFile(self.workbook.path) as archive:
+                return scan_sheet_xml(archive, self.sheet.member)
+        except (KeyError, ET.ParseError, zipfile.BadZipFile, OSError):
+            return None
+
+    def rereader(self, plan: SheetPlan) -> CalamineSheetRows:
+        return CalamineSheetRows(workbook=self.workbook, sheet=self.sheet, plan=plan)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalamineSheetRows:
+    """A large sheet's rows, re-read through calamine on every iteration; picklable."""
+
+    workbook: FastWorkbook
+    sheet: FastSheet
+    plan: SheetPlan
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        for number, row in enumerate(self.workbook.rows(self.sheet), start=1):
+            if number > self.plan.last_row:
+                break
+            if number >= self.plan.data_start:
+                rendered = self.plan.render(row)
+                if rendered is not None:
+                    yield rendered
+
+
+def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
+    """The workbook's dataset from its sheets, whichever library reads them."""
+    warnings: list[str] = []
+    tables: list[PlannedTable] = []
+    rows: dict[str, Any] = {}
+    skipped_empty: list[str] = []
+    merged_tables: list[str] = []
+    sheets: list[tuple[int, str]] = []
+    comments: list[CellComment] = []
+    missing_values = 0
+    for position, source in enumerate(sources, start=1):
+        sheets.append((position, source.title))
+        if source.is_chartsheet:
             warnings.append(
-                f"{path.name}: {missing_values} formula cell(s) had no cached value and are "
-                "NULL: open and save the file in Excel to compute them, then sync again"
+                f"{path.name}: sheet {position} is a chartsheet (a chart, no cells): skipped"
             )
-        notes = describe_tables(tables, skipped_empty=skipped_empty)
-        if merged_tables:
-            notes.append(f"{MERGED_NOTE} Merged ranges per table: {', '.join(merged_tables)}.")
-        if missing_values:
-            notes.append(
-                f"{missing_values} formula cell(s) were saved without a computed value "
-                "and are NULL."
+            continue
+        comments += source.comments(position, warnings)
+        label = sheet_label(position, source.title)
+        cache = _SurveyCache(source.rows())
+        try:
+            plan = survey_sheet(cache)
+        except Exception as error:  # one unreadable sheet must not sink the others
+            warnings.append(
+                f"{path.name}: sheet {position} could not be read ({type(error).__name__}): "
+                "skipped; open and save the file in Excel"
             )
-        return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings,
-                                   comments=comments)
+            continue
+        if plan is None:
+            skipped_empty.append(label)
+            continue
+        table = unique_name(
+            table_name_from(source.title, fallback="sheet"), {t.table for t in tables}
+        )
+        facts = source.facts()
+        if facts is not None:
+            missing_values += facts.formulas_without_value
+            if facts.merged_ranges:
+                merged_tables.append(f"`{table}` ({facts.merged_ranges})")
+        stopped = stopped_warning(path, position, table, plan)
+        if stopped:
+            warnings.append(stopped)
+        tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
+        if cache.rows is not None:
+            rows[table] = CachedSheetRows(raw=tuple(cache.rows), plan=plan)
+        else:
+            rows[table] = source.rereader(plan)
+    if not tables:
+        return empty_workbook_conversion(path, sheets, warnings=warnings, comments=comments)
+    if missing_values:
+        warnings.append(
+            f"{path.name}: {missing_values} formula cell(s) had no cached value and are "
+            "NULL: open and save the file in Excel to compute them, then sync again"
+        )
+    notes = describe_tables(tables, skipped_empty=skipped_empty)
+    if merged_tables:
+        notes.append(f"{MERGED_NOTE} Merged ranges per table: {', '.join(merged_tables)}.")
+    if missing_values:
+        notes.append(
+            f"{missing_values} formula cell(s) were saved without a computed value "
+            "and are NULL."
+        )
+    return workbook_conversion(path, tables, rows, notes=notes, warnings=warnings,
+                               comments=comments)
 
 
 def _lists_comment_parts(path: Path) -> bool:

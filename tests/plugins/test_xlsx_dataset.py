@@ -250,9 +250,9 @@ def test_a_sheet_over_the_cache_limit_streams_from_the_file_with_the_same_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # small sheets keep the rows the survey read; big ones re-read the file: same rows
     path = one_sheet(tmp_path / "big.xlsx", [["n", "when"]] + [[i, dt.date(2026, 1, 1 + i % 28)] for i in range(1, 301)])
-    cached = XlsxConverter().convert(path)
+    cached = XlsxConverter(use_calamine=False).convert(path)
     monkeypatch.setattr(xlsx_dataset, "CACHE_CELLS_LIMIT", 100)
-    streamed = XlsxConverter().convert(path)
+    streamed = XlsxConverter(use_calamine=False).convert(path)  # the calamine twin: test_xlsx_calamine
     assert isinstance(cached.rows["data"], xlsx_dataset.CachedSheetRows)
     assert isinstance(streamed.rows["data"], xlsx_dataset.XlsxSheetRows)
     assert list(cached.rows["data"]) == list(streamed.rows["data"])

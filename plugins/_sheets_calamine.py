@@ -1,0 +1,359 @@
+"""The fast reader of ``.xlsx`` sheets: python-calamine (Rust) giving, cell for cell,
+the Python value openpyxl (``read_only=True, data_only=True``) gives.
+
+calamine reads a sheet some twenty times faster than openpyxl, but it does not see
+everything openpyxl sees, so ``plan_fast_read`` first looks at the workbook's parts
+(one zlib inflate and a few C-speed regex passes per sheet, no Python loop over the
+cells) and returns None, meaning "read it with openpyxl", whenever calamine alone
+could give another value or lose something:
+
+- calamine is not installed, or the zip lists a comments part (comments are read with
+  openpyxl's parsers, on the openpyxl path);
+- error cells (``t="e"``: openpyxl keeps ``#DIV/0!``, calamine an empty cell), ISO
+  date cells (``t="d"``), ``_xHHHH_`` escapes or phonetic runs in strings, number
+  texts openpyxl cannot cast, a date serial openpyxl refuses;
+- XML shaped unlike what the regex passes expect (namespace prefixes, a cell or row
+  without its ``r`` reference), or a custom number format under a built-in id: such
+  files are rare, and openpyxl reads them.
+
+Otherwise calamine's values are turned into openpyxl's (``_as_openpyxl``): an empty
+cell is None, a whole float up to 2**53 an ``int``, a date a midnight ``datetime``.
+Two cases need the cell's own text, and only those cells are patched from the XML:
+
+- numbers whose text says float while the value is whole (``1.0``, ``1E+3``) or whose
+  digits a double does not hold (``12345678901234567890``): openpyxl's rule is
+  ``float`` when the text has ``.``/``e``, else the exact ``int``;
+- cells whose number format is not a plain one (dates, times, anything with letters
+  outside quotes and ``[...]`` colours/locales): date-ness is decided by openpyxl's
+  own stylesheet reading, and every such cell is converted by openpyxl's
+  ``from_excel``/number rule, except a whole day from day 61 on in a format made of
+  date tokens only (``yyyy-mm-dd``), where calamine agrees (elsewhere calamine rounds
+  milliseconds differently, knows no negative serials, and its format rule is not
+  openpyxl's: ``#,##0*d``, ``yyyy [h]``).
+
+Whether a date is a date, and how it converts, is therefore always openpyxl's verdict;
+``tests/plugins/test_xlsx_calamine.py`` proves both readers give identical datasets.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+WORKBOOK_PART = "xl/workbook.xml"
+STYLES_PART = "xl/styles.xml"  # where openpyxl's apply_stylesheet reads them
+_EXACT_FLOAT_LIMIT = 2**53
+# A serial from which openpyxl's and calamine's whole-day dates agree (below, the
+# 1900 leap-year bug is handled differently).
+_FIRST_AGREED_SERIAL = 61
+
+# Reasons to leave a workbook to openpyxl, looked for in each sheet's XML.
+_UNSEEN_BY_CALAMINE = re.compile(rb'\st="(?:e|d)"|_x[0-9A-Fa-f]{4}_')
+_PREFIXED_TAG = re.compile(rb"<[A-Za-z_][\w.-]*:(?:c|row|v|sheetData)[\s>/]")
+_CELL_WITHOUT_REF = re.compile(rb'<c(?:\s(?![^>]*\br=")[^>]*)?/?>')
+_ROW_WITHOUT_REF = re.compile(rb'<row(?:\s(?![^>]*\br=")[^>]*)?/?>')
+_LAST_ROW = re.compile(rb'<row\s[^>]*?\br="(\d+)"')
+_MERGE = re.compile(rb"<mergeCell[\s/>]")
+# Number texts whose double calamine would read as another value than openpyxl's:
+# whole values spelt as floats, exponents, and more digits than a double keeps.
+_RISKY_NUMBER = re.compile(rb"<v>(-?\d*\.0*|-?[\d.]*[eE][-+]?\d+|-?[\d.]{16,})</v>")
+_CELL_START = b"<c "
+_ATTRIBUTE = re.compile(rb'([A-Za-z:]+)="([^"]*)"')
+_CELL_VALUE = re.compile(rb"<v>([^<]*)</v>")
+
+# Number formats both libraries read as plain numbers: no letters once quoted text,
+# [colour]/[$-locale]/[>=100] brackets and scientific E+/E- are set aside.
+_QUOTED = re.compile(r'"[^"]*"')
+_BRACKETED = re.compile(r"\[(?![hHmMsS]+\])[^\]]*\]")
+_SCIENTIFIC = re.compile(r"[eE][-+]")
+_LOCALE = re.compile(r"^\[\$-[0-9A-Fa-f]+\]")
+_SIMPLE_DATE = re.compile(r"(?:[dmyhsDMYHS]+|[-/.:, ]|AM/PM|am/pm)+")
+_CUSTOM_FORMAT_ID = re.compile(rb'<numFmt\s[^>]*?numFmtId="(\d+)"')
+_FIRST_CUSTOM_ID = 164
+_ODD_CELL_START = re.compile(rb"<c[\t\r\n]")
+
+
+def calamine_installed() -> bool:
+    try:
+        import python_calamine  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Styles:
+    """The cell style (xf) indexes whose cells need their text: openpyxl's verdict."""
+
+    dates: frozenset[int]
+    timedeltas: frozenset[int]
+    not_plain: frozenset[int]  # dates among them
+    # date styles whose whole days calamine reads as openpyxl does: formats made of
+    # date tokens and separators only, on which both libraries' rules agree
+    simple_dates: frozenset[int]
+
+
+@dataclass(frozen=True)
+class FastSheet:
+    """One sheet as the fast path reads it; picklable (rows are re-read from the file)."""
+
+    path: Path
+    index: int  # in calamine's sheet order, which is the workbook's
+    title: str
+    is_chartsheet: bool
+    member: str | None  # the worksheet part in the zip
+    last_xml_row: int  # openpyxl yields rows up to the last <row> element
+    merged_ranges: int
+    has_formulas: bool
+    # row index -> {column index: openpyxl's value}: the cells calamine would read otherwise
+    patches: dict[int, dict[int, Any]] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class FastWorkbook:
+    path: Path
+    sheets: tuple[FastSheet, ...]
+    epoch: dt.datetime
+    styles: _Styles = field(repr=False)
+
+    def rows(self, sheet: FastSheet) -> Iterator[list[Any]]:
+        """The sheet's rows as openpyxl gives them (row 1 first, gaps as empty rows)."""
+        import python_calamine
+
+        patches = sheet.patches
+        with python_calamine.CalamineWorkbook.from_path(str(self.path)) as workbook:
+            grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
+        for row_index, row in enumerate(grid):
+            values = [_as_openpyxl(value) for value in row]
+            for column, value in patches.get(row_index, {}).items():
+                values.extend([None] * (column + 1 - len(values)))
+                values[column] = value
+            yield values
+        # rows holding only empty (styled) cells: openpyxl yields them, and the
+        # survey's empty-row run limit counts them
+        for _ in range(len(grid), sheet.last_xml_row):
+            yield []
+
+
+def _as_openpyxl(value: Any) -> Any:
+    """One calamine value as openpyxl gives it (for cells the XML patches leave alone)."""
+    if value == "" and isinstance(value, str):
+        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) <= _EXACT_FLOAT_LIMIT else value
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return dt.datetime(value.year, value.month, value.day)
+    return value
+
+
+class _NeedsOpenpyxl(Exception):
+    """The fast path cannot give openpyxl's value for this workbook."""
+
+
+def plan_fast_read(path: Path) -> FastWorkbook | None:
+    """The fast reading of ``path``, or None when only openpyxl reads it faithfully."""
+    if not calamine_installed():
+        return None
+    # openpyxl's warnings while the package is read are said only when the fast path
+    # reads it: on the openpyxl path, load_workbook says them (once)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        plan = _plan(path)
+    if plan is not None:
+        for caught in said:
+            warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+    return plan
+
+
+def _plan(path: Path) -> FastWorkbook | None:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            if any("comment" in name.lower() for name in names) or WORKBOOK_PART not in names:
+                return None
+            _check_strings(archive, names)
+            epoch, styles, members = _open_package(archive)
+            return _plan_sheets(path, archive, names, members, epoch, styles)
+    except _NeedsOpenpyxl:
+        return None
+    except Exception:  # anything odd in the package: openpyxl's path reports it well
+        return None
+
+
+def _check_strings(archive: zipfile.ZipFile, names: set[str]) -> None:
+    for name in names:
+        if name.lower().endswith("sharedstrings.xml"):
+            data = archive.read(name)
+            if b"<rPh" in data or _UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data):
+                raise _NeedsOpenpyxl
+
+
+def _read_styles(workbook: Any) -> _Styles:
+    """The verdicts of openpyxl's own stylesheet reading (``apply_stylesheet``)."""
+    from openpyxl.styles.numbers import BUILTIN_FORMATS
+
+    custom = list(workbook._number_formats)
+    not_plain, simple = set(), set()
+    for index, style in enumerate(workbook._cell_styles):
+        number_format = style.numFmtId
+        if number_format < _FIRST_CUSTOM_ID:
+            code = BUILTIN_FORMATS.get(number_format, "General")
+        else:
+            code = custom[number_format - _FIRST_CUSTOM_ID]
+        if not _is_plain_number_format(code):
+            not_plain.add(index)
+        if _SIMPLE_DATE.fullmatch(_LOCALE.sub("", code)):
+            simple.add(index)
+    dates = frozenset(workbook._date_formats)
+    timedeltas = frozenset(workbook._timedelta_formats)
+    return _Styles(dates, timedeltas, frozenset(not_plain | dates), frozenset((simple & dates) - timedeltas))
+
+
+def _is_plain_number_format(code: str) -> bool:
+    if code.strip().lower() == "general":
+        return True
+    rest = _SCIENTIFIC.sub("", _BRACKETED.sub("", _QUOTED.sub("", code)))
+    return re.search(r"[A-Za-z]", rest) is None
+
+
+def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[str, str | None]]:
+    """What openpyxl's ``load_workbook`` reads before any cell: the epoch, the styles'
+    verdicts, and each sheet's title -> its worksheet part (None for a chartsheet).
+    openpyxl's own functions, so it also warns as it would (the converter records it)."""
+    from openpyxl.reader.workbook import WorkbookParser
+    from openpyxl.styles.stylesheet import apply_stylesheet
+
+    parser = WorkbookParser(archive, WORKBOOK_PART)
+    parser.parse()
+    members: dict[str, str | None] = {}
+    for sheet, rel in parser.find_sheets():
+        kind = rel.Type.rpartition("/")[2]
+        members[sheet.name] = rel.target if kind == "worksheet" else None
+    if STYLES_PART in archive.namelist():
+        ids = _CUSTOM_FORMAT_ID.findall(archive.read(STYLES_PART))
+        if any(int(i) < _FIRST_CUSTOM_ID for i in ids):
+            # a custom format under a built-in id: which of the two a library uses is its own choice
+            raise _NeedsOpenpyxl
+    apply_stylesheet(archive, parser.wb)
+    parser.assign_names()
+    return parser.wb.epoch, _read_styles(parser.wb), members
+
+
+def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members: dict[str, str | None],
+                 epoch: dt.datetime, styles: _Styles) -> FastWorkbook:
+    import python_calamine
+
+    with python_calamine.CalamineWorkbook.from_path(str(path)) as workbook:
+        metadata = workbook.sheets_metadata
+    if [m.name for m in metadata] != list(members):
+        raise _NeedsOpenpyxl  # another sheet list than openpyxl's: let openpyxl read it
+    sheets = []
+    for index, meta in enumerate(metadata):
+        member = members[meta.name]
+        is_chart = meta.typ == python_calamine.SheetTypeEnum.ChartSheet
+        if is_chart != (member is None) or (member is not None and member not in names):
+            raise _NeedsOpenpyxl
+        if member is None:
+            sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=True,
+                                    member=None, last_xml_row=0, merged_ranges=0, has_formulas=False))
+            continue
+        data = archive.read(member)
+        if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data) or _ODD_CELL_START.search(data)
+                or _CELL_WITHOUT_REF.search(data) or _ROW_WITHOUT_REF.search(data)):
+            raise _NeedsOpenpyxl
+        sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=False,
+                                member=member, last_xml_row=_last_row(data),
+                                merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data,
+                                patches=_cell_patches(data, styles, epoch)))
+    return FastWorkbook(path=path, sheets=tuple(sheets), epoch=epoch, styles=styles)
+
+
+def _last_row(data: bytes) -> int:
+    start = data.rfind(b"<row ")
+    if start < 0:
+        return 0
+    found = _LAST_ROW.match(data, start)
+    if found is None:
+        raise _NeedsOpenpyxl
+    return int(found.group(1))
+
+
+def _cell_patches(data: bytes, styles: _Styles, epoch: dt.datetime) -> dict[int, dict[int, Any]]:
+    """row index -> {column index: openpyxl's value} for the cells whose
+    value calamine would give otherwise (see the module docstring)."""
+    patches: dict[int, dict[int, Any]] = {}
+    seen: set[int] = set()
+    for found in _RISKY_NUMBER.finditer(data):
+        _patch_cell(data, data.rfind(_CELL_START, 0, found.start()), styles, epoch, patches, seen)
+    if styles.not_plain:
+        wanted = b"|".join(str(i).encode() for i in sorted(styles.not_plain))
+        for found in re.finditer(rb'<c\s[^>]*?\bs="(?:' + wanted + rb')"', data):
+            _patch_cell(data, found.start(), styles, epoch, patches, seen)
+    return patches
+
+
+def _patch_cell(data: bytes, start: int, styles: _Styles, epoch: dt.datetime,
+                patches: dict[int, dict[int, Any]], seen: set[int]) -> None:
+    if start < 0 or start in seen:
+        return
+    seen.add(start)
+    head_end = data.find(b">", start)
+    head = data[start:head_end]
+    if head.endswith(b"/"):
+        return  # an empty cell
+    attributes = dict(_ATTRIBUTE.findall(head))
+    if attributes.get(b"t", b"n") != b"n":
+        return  # a string, boolean or formula string: calamine's value is openpyxl's
+    end = data.find(b"</c>", head_end)
+    found = _CELL_VALUE.search(data, head_end, end if end >= 0 else len(data))
+    if found is None or not found.group(1):
+        return
+    text = found.group(1).decode("ascii", "replace")
+    style = int(attributes.get(b"s", b"0"))
+    if style in styles.simple_dates and _whole_agreed_day(text):
+        return  # calamine's date, read as midnight, is openpyxl's datetime
+    value = _openpyxl_number(text, style, styles, epoch)
+    if style not in styles.not_plain:  # calamine reads a plain style's cell as a float
+        as_calamine = _as_openpyxl(float(text))
+        if as_calamine == value and type(as_calamine) is type(value):
+            return
+    row, column = _coordinate(attributes.get(b"r", b""))
+    patches.setdefault(row, {})[column] = value
+
+
+def _whole_agreed_day(text: str) -> bool:
+    try:
+        serial = float(text)
+    except ValueError:
+        return False
+    return serial.is_integer() and serial >= _FIRST_AGREED_SERIAL
+
+
+def _openpyxl_number(text: str, style: int, styles: _Styles, epoch: dt.datetime) -> Any:
+    """What openpyxl's sheet reader makes of a number cell's text (its own functions)."""
+    from openpyxl.utils.datetime import from_excel
+    from openpyxl.worksheet._reader import _cast_number
+
+    try:
+        value = _cast_number(text)
+        if style in styles.dates:
+            value = from_excel(value, epoch, timedelta=style in styles.timedeltas)
+    except (ValueError, OverflowError):
+        raise _NeedsOpenpyxl from None  # openpyxl warns and keeps an error text
+    return value
+
+
+def _coordinate(reference: bytes) -> tuple[int, int]:
+    """``b"C12"`` -> (11, 2): 0-based row and column."""
+    letters = reference.rstrip(b"0123456789")
+    digits = reference[len(letters):]
+    if not letters or not digits:
+        raise _NeedsOpenpyxl
+    column = 0
+    for letter in letters.upper():
+        column = column * 26 + letter - 64
+    return int(digits) - 1, column - 1
