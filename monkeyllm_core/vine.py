@@ -190,6 +190,7 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                 finally:  # a failed flush must not leave a temporary pack behind
                     self._committer.close()
         finally:
+            self._close_reads()
             self.catalog.close()
             self._journal.close()
             if self._lock is not None:

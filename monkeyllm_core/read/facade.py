@@ -170,6 +170,16 @@ class ReadFacade:
         if targets:
             self.read_session().heat.deposit([node_id, *targets], DEPOSIT)
 
+    def _close_reads(self) -> None:
+        """Close what the reads opened (heat store, body index) with the Vine, not at
+        garbage collection: a late close would checkpoint trails.db behind a caller
+        that already moved on (a test's copy, a Ranger cycle's next read)."""
+        state = _state(self)
+        for name in ("bodies", "heat"):
+            store = state.get(name)
+            if store is not None:
+                store.close()
+
     # -- what the read calls share ------------------------------------------------------
     def read_session(self) -> Session:
         """This Vine's live session (or, inside ``client_session``, that client's):
