@@ -7,12 +7,39 @@ A third-party plugin needs only this package::
 
 The names below, ``monkeyllm_gardener.kit`` (the helpers the built-ins use) and the
 hookspecs are the plugin API; everything else in the package is the Gardener's own.
+They load on first use (PEP 562): importing ``monkeyllm_gardener.cli`` for
+``vine --help`` must not pay for pluggy and the kit.
 """
 from __future__ import annotations
 
-from .conversion import Conversion, ConversionError, MediaInfo, UnsupportedFile
-from .hookspecs import PROJECT_NAME, hookimpl, hookspec
-from .kit.protocols import Converter, Describer, OptionalDependencies
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "Conversion": "conversion", "ConversionError": "conversion", "MediaInfo": "conversion",
+    "UnsupportedFile": "conversion",
+    "PROJECT_NAME": "hookspecs", "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    "Converter": "kit.protocols", "Describer": "kit.protocols", "OptionalDependencies": "kit.protocols",
+}
 
 __all__ = ["hookimpl", "hookspec", "PROJECT_NAME", "Conversion", "ConversionError", "Converter", "Describer",
            "MediaInfo", "OptionalDependencies", "UnsupportedFile"]
+
+if TYPE_CHECKING:
+    from .conversion import Conversion, ConversionError, MediaInfo, UnsupportedFile
+    from .hookspecs import PROJECT_NAME, hookimpl, hookspec
+    from .kit.protocols import Converter, Describer, OptionalDependencies
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
