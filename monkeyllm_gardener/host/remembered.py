@@ -27,6 +27,7 @@ is a cache like the catalog: deleting it costs one host build.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -155,14 +156,26 @@ def _importable_names(entry: str) -> Any:
 
 
 def _code_folders(spec: HostSpec) -> set[str]:
-    """This package's folder and the folder of each built-in plugin module (found
-    without running it: ``find_spec`` imports only a parent package)."""
+    """This package's folder and the folder of each built-in plugin module."""
     folders = {os.path.dirname(os.path.abspath(__file__))}
     for module in spec.builtins:
-        try:
-            found = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            found = None
-        if found is not None and found.origin:
-            folders.add(os.path.dirname(found.origin))
+        folder = _module_folder(module)
+        if folder is not None:
+            folders.add(folder)
     return folders
+
+
+def _module_folder(module: str) -> str | None:
+    """Where ``module``'s file is, found without running it or its parent packages
+    (``importlib.util.find_spec`` would import the parents)."""
+    parts = module.split(".")
+    try:
+        found = importlib.util.find_spec(parts[0])  # a top-level name: nothing runs
+        for depth in range(2, len(parts) + 1):
+            if found is None or not found.submodule_search_locations:
+                return None
+            found = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth]),
+                                                             list(found.submodule_search_locations))
+    except (ImportError, ValueError):
+        return None
+    return os.path.dirname(found.origin) if found is not None and found.origin else None
