@@ -8,8 +8,9 @@ the writer but not the readers it never calls.
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy_exports import lazy_exports
 
 # public name -> the module that defines it
 _EXPORTS = {
@@ -30,15 +31,4 @@ if TYPE_CHECKING:
     from .vine import Vine, is_forest
     from .writing.request import DatasetSpec, NodeWrite, PayloadSpec
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -12,8 +12,9 @@ They load on first use (PEP 562): importing ``monkeyllm_gardener.cli`` for
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from monkeyllm_core.lazy_exports import lazy_exports
 
 # public name -> the module that defines it
 _EXPORTS = {
@@ -31,15 +32,4 @@ if TYPE_CHECKING:
     from .hookspecs import PROJECT_NAME, hookimpl, hookspec
     from .kit.protocols import Converter, Describer, OptionalDependencies
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -27,8 +27,9 @@ Everything a caller needs is importable from here, each name loaded on first use
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from monkeyllm_core.lazy_exports import lazy_exports
 
 # public name -> the module of this package that defines it
 _EXPORTS = {
@@ -74,15 +75,4 @@ if TYPE_CHECKING:
     from monkeyllm_gardener.host.report import format_plugins_report
     from monkeyllm_gardener.host.spec import ALLOW_LIST_ENV, HostSpec
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
