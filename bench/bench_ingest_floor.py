@@ -18,6 +18,9 @@ Each round checks that the two forests are the same: ``git ls-tree -r HEAD``
 (every path, mode and blob id), the commit subjects in order, and the SHA-256 of
 every payload file outside git (datasets, media); the script stops if they differ.
 
+``--syncs-only N`` skips the adopts: N no-change syncs per side, alternating, on
+the forests an earlier run left in --work (a change that touches only the sync).
+
 ``--imports`` adds, per command, the modules imported and their summed
 self-times (``python -X importtime``), and `vine --help`'s wall and CPU time
 (median of 7).
@@ -136,6 +139,19 @@ def help_time(python: str, env: dict[str, str]) -> tuple[float, float]:
     return median([r["wall"] for r in runs]), median([r["cpu"] for r in runs])
 
 
+def syncs_only(sides: dict[str, str], work: Path, rounds: int, env: dict[str, str]) -> None:
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    for i in range(rounds):
+        for side in (["old", "new"] if i % 2 == 0 else ["new", "old"]):
+            runs[side].append(run(sides[side], ["sync", "--forest", str(work / f"forest-{side}"), "--json"], env))
+    if {r["stdout"] for r in runs["old"]} != {r["stdout"] for r in runs["new"]} or len({r["stdout"] for r in runs["old"]}) != 1:
+        raise SystemExit("the no-change sync reports differ")
+    cells = {side: (median([r["wall"] for r in rs]), median([r["cpu"] for r in rs])) for side, rs in runs.items()}
+    (ow, oc), (nw, nc) = cells["old"], cells["new"]
+    print(f"no-change sync (median of {rounds}): old {ow:.3f} s wall {oc:.3f} s CPU, new {nw:.3f} s wall "
+          f"{nc:.3f} s CPU ({oc / nc:.1f}x CPU); reports identical", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", required=True, help="the previous code's python")
@@ -145,6 +161,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path("/tmp/ingest-floor"))
     parser.add_argument("--imports", action="store_true")
+    parser.add_argument("--syncs-only", type=int, metavar="N", help="only N no-change syncs per side, on the "
+                        "forests an earlier run left in --work")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     env = clean_env(args.work)
@@ -152,6 +170,9 @@ def main() -> None:
     for python in sides.values():
         run(python, ["--help"], env, codes=(0,))  # bytecode compiled before anything is timed
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    if args.syncs_only:
+        syncs_only(sides, args.work, args.syncs_only, env)
+        args.files = []
     for files in args.files:
         source = ensure_export(args.exports, files)
         results: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
