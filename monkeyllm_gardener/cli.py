@@ -3,6 +3,11 @@
 Exit codes: 0 all done; 1 some files failed (they are listed); 2 usage or an
 expected error (one line with its hint, never a traceback; ``--traceback``
 re-raises for debugging).
+
+Each command imports what it runs, inside the function that runs it: building
+the parser (``vine --help``) loads argparse and the command modules alone, and a
+module that registers commands (``read_commands``) keeps its engine imports in
+its command functions too.
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from monkeyllm_core import Vine, VineError, init_forest, is_forest
+from monkeyllm_core import VineError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -26,6 +31,7 @@ class UsageError(Exception):
 
 
 def _forest(args: argparse.Namespace) -> Path:
+    from monkeyllm_core import is_forest
     forest = Path(args.forest or ".").resolve()
     if not is_forest(forest):
         raise VineError("E_NOT_A_FOREST", f"{forest} is not a forest (no _meta/schema.md)",
@@ -40,6 +46,7 @@ def _print(text: str) -> None:
 
 # -- commands ---------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
+    from monkeyllm_core import init_forest
     root = init_forest(args.forest or ".", args.title, args.summary)
     _print(f"forest '{args.title}' created at {root}")
     return EXIT_OK
@@ -150,6 +157,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_rollup(args: argparse.Namespace) -> int:
+    from monkeyllm_core import Vine
     from .rollup import rollup_forest
     forest = _forest(args)
     curator = _curator(args, forest)
@@ -171,6 +179,7 @@ def cmd_rollup(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from monkeyllm_core import Vine
     from monkeyllm_core.forest.validate import check_forest
     forest = _forest(args)
     vine = Vine(forest, writable=False)
@@ -190,6 +199,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from monkeyllm_core import Vine
     with Vine(_forest(args)) as vine:
         count = vine.reindex()
     _print(f"reindex: {count} node(s) in the catalog")
@@ -197,6 +207,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    from monkeyllm_core import Vine
     vine = Vine(_forest(args), writable=False)
     try:
         result = vine.query(args.id, args.sql)
@@ -207,6 +218,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
+    from monkeyllm_core import is_forest
     from .config import GardenerConfig
     from .host import PluginHost, format_plugins_report
     converters: dict[str, str] = {}

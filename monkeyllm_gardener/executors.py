@@ -38,15 +38,21 @@ import socket
 import sys
 import tempfile
 import threading
-from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol
 
-from .host import HostSpec
+from .host.spec import HostSpec
 from .error_lines import error_line
 from .prepared import Prepared, new_tmp_path
-from .worker import init_worker, prepare_file
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+# ``worker`` (and with it the plugin host and the converters) is imported where a
+# conversion is submitted: choosing an executor for a run that converts nothing
+# must not load them; nor is the process pool's module until a pool starts.
 
 ExecutorKind = Literal["process", "dask"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("process", "dask")
@@ -185,6 +191,7 @@ class ProcessConversionPool:
             return Prepared(rel=job.rel, read_error=f"worker failed: {exc}")
 
     def _submit_to(self, pool: ProcessPoolExecutor, job: ConversionJob) -> Future[Any]:
+        from .worker import prepare_file
         return pool.submit(prepare_file, self.spec, job.path, job.rel, job.known_hash, self.tmp_dir,
                            name_title=job.name_title)
 
@@ -202,6 +209,8 @@ class ProcessConversionPool:
 
 def _forked_pool(workers: int) -> ProcessPoolExecutor:
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from .worker import init_worker
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init_worker,
                                initargs=(os.getpid(),))
@@ -298,6 +307,7 @@ _ONE_CONVERSION_AT_A_TIME = threading.Lock()
 def convert_on_worker(spec: HostSpec, job: ConversionJob) -> Shipped:
     """The Dask task for one file (runs on a worker): ``prepare_file`` into a
     temporary folder of the worker's own, the dataset file read back as bytes."""
+    from .worker import prepare_file
     with _ONE_CONVERSION_AT_A_TIME, tempfile.TemporaryDirectory(prefix="monkeyllm-worker-") as tmp_dir:
         prepared = prepare_file(spec, job.path, job.rel, job.known_hash, tmp_dir, name_title=job.name_title)
         if prepared.read_error and not os.path.exists(job.path):

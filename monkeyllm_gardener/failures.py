@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 MEMORY_PATH = "_derived/gardener-failures.json"
 NOT_RETRIED = " (unchanged since it failed: not converted again until the file changes)"
@@ -43,19 +43,35 @@ def converters_fingerprint(converters: Any, spec: Any) -> str:
 
 
 class FailureMemory:
-    """Load once per run, ``recall``/``remember``/``forget`` per file, ``save`` at the end."""
+    """Load once per run, ``recall``/``remember``/``forget`` per file, ``save`` at the end.
 
-    def __init__(self, forest: Path, fingerprint: str) -> None:
+    ``fingerprint`` is asked only when an entry is first needed: a run whose files
+    are all unchanged, and have no entry, never needs the converters' fingerprint
+    (nor the plugin host that makes it)."""
+
+    def __init__(self, forest: Path, fingerprint: Callable[[], str]) -> None:
         self.path = Path(forest) / MEMORY_PATH
-        self.fingerprint = fingerprint
-        self._entries: dict[str, dict[str, Any]] = {}
+        self._fingerprint_of = fingerprint
+        self._stored: dict[str, Any] = {}
+        self._checked: dict[str, dict[str, Any]] | None = None  # the entries, once the fingerprint was compared
         self._dirty = False
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return  # none yet, or damaged: start afresh (it is only a cache)
-        if isinstance(data, dict) and data.get("fingerprint") == fingerprint and isinstance(data.get("files"), dict):
-            self._entries = data["files"]
+        if isinstance(data, dict) and isinstance(data.get("files"), dict):
+            self._stored = data
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint_of()
+
+    @property
+    def _entries(self) -> dict[str, dict[str, Any]]:
+        if self._checked is None:
+            same = bool(self._stored) and self._stored.get("fingerprint") == self.fingerprint
+            self._checked = self._stored["files"] if same else {}
+        return self._checked
 
     def recall(self, origin: str, size: int, mtime: float) -> Failure | None:
         entry = self._entries.get(origin)
@@ -74,9 +90,12 @@ class FailureMemory:
         if self._entries.pop(origin, None) is not None:
             self._dirty = True
 
-    def keep_only(self, prefix: str, origins: set[str]) -> None:
-        """Forget the files under ``prefix`` (one source) that are not in ``origins``."""
-        gone = [origin for origin in self._entries if origin.startswith(prefix) and origin not in origins]
+    def keep_only(self, prefix: str, still_there: Callable[[str], bool]) -> None:
+        """Forget the files under ``prefix`` (one source) for which ``still_there(origin)`` is false."""
+        known = self._checked if self._checked is not None else self._stored.get("files", {})
+        if not any(origin.startswith(prefix) for origin in known):
+            return  # nothing remembered under this source: the fingerprint is not needed
+        gone = [origin for origin in self._entries if origin.startswith(prefix) and not still_there(origin)]
         for origin in gone:
             self.forget(origin)
 

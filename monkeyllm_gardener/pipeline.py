@@ -16,19 +16,19 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin before 3.11
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from urllib.parse import unquote
 
 from monkeyllm_core import NodeWrite, PayloadSpec, Vine, VineError
-from monkeyllm_core.forest.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
 from monkeyllm_core.store.history import GitError
-from monkeyllm_core.forest.sections import outline
 from monkeyllm_core.forest.rules import check_new_id, parent_of
 
 from .config import GardenerConfig
 from .error_lines import error_line
 from .executors import WINDOW_PER_SLOT, ConversionJob, ConversionPool, ExecutorChoice, conversion_pool
-from .failures import NOT_RETRIED, Failure, FailureMemory, converters_fingerprint
-from .host import ALLOW_LIST_ENV, HostSpec, host_from_spec
+from .failures import NOT_RETRIED, Failure, FailureMemory
+from .host.remembered import RememberedHost
+from .host.spec import ALLOW_LIST_ENV, HostSpec
 from .nodes import (
     build_node,
     clean_title,
@@ -36,6 +36,7 @@ from .nodes import (
     keep_human_sections,
     merge_links,
     merge_tags,
+    origins_under,
     tidy,
 )
 from .on_curate_policy import draft_for_hooks, merge_hook_result
@@ -43,7 +44,14 @@ from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
 from .prepared import Prepared, new_tmp_path
-from .worker import prepare_file
+
+if TYPE_CHECKING:
+    from .host.plugin_host import PluginHost
+
+# Only what every reconcile runs is imported above: the plugin host, the
+# converters and the worker stage load when a file needs converting, so a
+# no-change sync never imports them (``host.remembered`` answers for its
+# unsupported and failed files).
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
@@ -91,10 +99,16 @@ class Gardener:
             command_output_limit_mb=self.config.command_output_limit_mb,
             allow_list=self.environ.get(ALLOW_LIST_ENV),
         )
-        self.host = host_from_spec(self.spec)
+        # built when a file first needs it; until then its last answers (``remembered``)
+        self.remembered = RememberedHost(self.forest, self.spec)
         self.progress = progress
         self._conventions_checked = False
-        self.failures = FailureMemory(self.forest, converters_fingerprint(self.host.converters, self.spec))
+        self.failures = FailureMemory(self.forest, lambda: self.remembered.fingerprint)
+
+    @property
+    def host(self) -> PluginHost:
+        """The plugin host (discovery runs on first use)."""
+        return self.remembered.host
 
     # -- verbs ------------------------------------------------------------------
     def adopt(self, source: Path, *, dest: str = "", curator: Any = None, dry_run: bool = False,
@@ -194,11 +208,12 @@ class Gardener:
         files = [f for f in walk.files if in_scope(f.rel)]
 
         prefix = file_uri(source) + "/"
+        origin_of = origins_under(source)
         existing = vine.catalog.provenance(prefix)
         # exactly this source's nodes (defence in depth: a nested source, which adopt
         # refuses, would share the prefix with different source paths)
         by_rel = {row["source_path"]: row for row in existing.values()
-                  if row.get("source_path") is not None and row["origin"] == file_uri(source / row["source_path"])}
+                  if row.get("source_path") is not None and row["origin"] == origin_of(row["source_path"])}
         taken_dirs = {rel: row["id"] for rel, row in by_rel.items() if row["type"] == "branch"}
         taken_files = {rel: row["id"] for rel, row in by_rel.items() if row["type"] != "branch"}
         unprefix = (lambda node_id: node_id[len(dest) + 1:] if dest else node_id)
@@ -215,14 +230,14 @@ class Gardener:
             if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
                 report.unchanged.append(node_id)
                 continue
-            unsupported = self.host.unsupported_reason(f.path.name)
+            unsupported = self.remembered.unsupported_reason(f.path.name)
             if unsupported is not None:
                 # decided from the name alone: a folder of videos is not hashed on every sync
                 report.unsupported.append(f"{f.rel}: {unsupported}")
                 if dry_run:
                     report.plan.append(f"unsupported {f.rel}: {unsupported}")
                 continue
-            failed = self.failures.recall(file_uri(source / f.rel), f.size, f.mtime)
+            failed = self.failures.recall(origin_of(f.rel), f.size, f.mtime)
             if failed is not None:
                 getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
                 continue
@@ -231,7 +246,7 @@ class Gardener:
 
         walked = {f.rel for f in walk.files}
         if not scope:  # a file gone from the source has nothing left to retry
-            self.failures.keep_only(prefix, {file_uri(source / rel) for rel in walked})
+            self.failures.keep_only(prefix, lambda origin: _walked_origin(origin, prefix, walked, origin_of))
         for rel, row in sorted(by_rel.items()):
             if row["type"] == "branch" or rel in walked or not in_scope(rel):
                 continue
@@ -254,6 +269,10 @@ class Gardener:
                 report.plan.append(f"{verb} {task.node_id} <- {task.file.rel}")
             return
         assert pool is not None  # only a dry run has none, and it returned above
+        if tasks:
+            # built before the pool forks, so every worker inherits it, and the
+            # plants ask it for on_curate hooks
+            self.remembered.host  # noqa: B018
         batch: list[_Ready] = []
         try:
             with vine.bulk():  # planted nodes reach the branch within a second (gitstore)
@@ -268,6 +287,7 @@ class Gardener:
                     self._plant_batch(vine, batch, report, curator, branches)
         finally:
             self.failures.save()
+            self.remembered.save()
 
     def _ensure_branches(self, vine: Vine, branches: _Branches, rel: str, report: Report, *,
                          dry_run: bool = False) -> None:
@@ -311,7 +331,10 @@ class Gardener:
         # leftovers of a killed run (we hold the writer lock, so nobody else uses them)
         shutil.rmtree(tmp_dir, ignore_errors=True)
         os.makedirs(tmp_dir, exist_ok=True)
+        if not tasks:
+            return
         if pool.converts_in_writer(total):
+            from .worker import prepare_file
             for i, task in enumerate(tasks):
                 self._tick(i, total)
                 # the conversion runs here, in the writer: let the branch catch up first if due
@@ -356,7 +379,7 @@ class Gardener:
         result = prep.result
         assert result is not None
         name = task.file.path.name
-        origin = file_uri(source / rel)
+        origin = origins_under(source)(rel)
         if result.unsupported:
             report.unsupported.append(f"{rel}: {result.unsupported}")
             self.failures.remember(origin, task.file.size, task.file.mtime,
@@ -467,6 +490,8 @@ class Gardener:
         repeat them."""
         if self._conventions_checked:
             return
+        from monkeyllm_core.forest.dialect import CONVENTIONS_HEADER, DATASET_CONVENTIONS
+        from monkeyllm_core.forest.sections import outline
         self._conventions_checked = True
         schema = vine.read(SCHEMA_ID)
         if CONVENTIONS_HEADER not in outline(schema.body):
@@ -526,6 +551,12 @@ def _ready_soon(future: Future[Any]) -> bool:
     except BaseException:  # cancelled, or the pool broke: result() reports it
         return True
     return True
+
+
+def _walked_origin(origin: str, prefix: str, walked: set[str], origin_of: Callable[[str], str]) -> bool:
+    """True when ``origin`` (under ``prefix``) is the URI of a walked file."""
+    rel = unquote(origin[len(prefix):])
+    return rel in walked and origin_of(rel) == origin
 
 
 def _payload_family(fm: Mapping[str, Any]) -> str:

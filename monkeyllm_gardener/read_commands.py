@@ -16,10 +16,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from monkeyllm_core import Vine, VineError
-from monkeyllm_core.read.contract import wire
+from monkeyllm_core import VineError
+
+if TYPE_CHECKING:  # imported when a command runs: `vine --help` builds the parser alone
+    from monkeyllm_core import Vine
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -84,6 +86,8 @@ def add_read_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], 
 
 def _run(args: argparse.Namespace, forest_of: Callable[[argparse.Namespace], Path],
          call: Callable[[Vine, argparse.Namespace], dict[str, Any]], show: Callable[[dict[str, Any]], str]) -> int:
+    from monkeyllm_core import Vine
+    from monkeyllm_core.read.contract import wire
     try:
         with Vine(forest_of(args), writable=False) as vine:
             response = call(vine, args)

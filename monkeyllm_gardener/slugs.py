@@ -252,13 +252,16 @@ def assign_ids(
     candidates: dict[str, str] = {}
     assigned: dict[str, str] = {}
 
-    def natural(rel: str) -> str:
+    def branch_prefix(rel: str) -> str:
         nonlocal dir_ids
         parent = _parent(rel)
         if parent and parent not in dir_ids:
             # A directory the caller did not list: derive it the natural way.
             dir_ids = {**dir_ids, **assign_dir_ids([parent], {k: v for k, v in dir_ids.items()})}
-        prefix = _branch_prefix(dir_ids[parent]) if parent else ""
+        return _branch_prefix(dir_ids[parent]) if parent else ""
+
+    def natural(rel: str) -> str:
+        prefix = branch_prefix(rel)
         slug = slugify(rel.rpartition("/")[2], is_file=True)
         return f"{prefix}/{slug}" if prefix else slug
 
@@ -267,8 +270,12 @@ def assign_ids(
             assigned[rel] = taken[rel]
         else:
             candidates[rel] = natural(rel)
+    # an adopted file can share a natural id with a new one only in the same branch
+    # (a slug has no "/"): a sync slugs the names of those branches alone
+    new_prefixes = {candidate.rpartition("/")[0] for candidate in candidates.values()}
     adopted: dict[str, set[str]] = {}
     for rel in taken:
-        adopted.setdefault(natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
+        if branch_prefix(rel) in new_prefixes:
+            adopted.setdefault(natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
     assigned.update(_settle(_with_extensions(candidates, used, adopted), used, _suffix_file_id))
     return assigned

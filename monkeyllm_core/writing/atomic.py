@@ -11,7 +11,6 @@ hidden (``.<name>.vine-tmp``), gitignored, and removed when the writer closes.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import sys
 from pathlib import Path
@@ -23,10 +22,16 @@ _RENAME_EXCHANGE = 2
 def _load_renameat2():  # pragma: no cover - platform probing
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
+    # None: the symbols the interpreter already loaded, libc's among them.
+    # (ctypes.util.find_library("c") runs /sbin/ldconfig in a subprocess: a
+    # command that writes nothing paid for it at import.)
+    for library in (None, "libc.so.6"):
+        try:
+            fn = ctypes.CDLL(library, use_errno=True).renameat2
+            break
+        except (OSError, AttributeError):
+            continue
+    else:
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     fn.restype = ctypes.c_int

@@ -38,35 +38,18 @@ from typing import Any, Literal, Mapping, Sequence
 
 import pluggy
 
-from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB, CommandConverter, CommandTemplateError
-from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES
+from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateError
 from monkeyllm_gardener.host.entry_points import RegistersConverters, SimpleHook, converter_from_entry_point
 from monkeyllm_gardener.error_lines import bounded_line, error_line
 from monkeyllm_gardener.host.problems import LoadErrorLog, Rejected
+from monkeyllm_gardener.host.spec import ALLOW_LIST_ENV, HostSpec  # noqa: F401 - discovery's inputs, named here too
 
 SourceKind = Literal["command", "plugin", "builtin"]
 # The discovery order of the sources, which is also the first tie-break among
 # claimants of one extension.
 SOURCE_RANK: Mapping[str, int] = {"command": 0, "plugin": 1, "builtin": 2}
-ALLOW_LIST_ENV = "MONKEYLLM_LOAD_PLUGINS"
 ENTRY_POINT_GROUPS = ("monkeyllm", "monkeyllm.converters", "monkeyllm.hooks")
 COMMAND_PLUGIN_NAME = "_meta/gardener.yaml"
-
-
-@dataclass(frozen=True, kw_only=True)
-class HostSpec:
-    """A picklable, hashable description of a host: worker processes rebuild it."""
-
-    command_converters: tuple[tuple[str, str], ...] = ()
-    command_timeout: float = 120.0
-    command_output_limit_mb: float = DEFAULT_OUTPUT_LIMIT_MB
-    load_entry_points: bool = True
-    builtins: tuple[str, ...] = BUILTIN_PLUGIN_MODULES
-    allow_list: str | None = None  # the MONKEYLLM_LOAD_PLUGINS value, None when unset
-    strict: bool = False
-    # import names of modules with more @hookspec functions, beside hookspecs.py
-    # (a project extending the Gardener's plugin API, a test of a new hook)
-    extra_hookspecs: tuple[str, ...] = ()
 
 
 @dataclass(kw_only=True)
@@ -88,6 +71,9 @@ class Discovered:
     plugins: dict[str, PluginInfo]  # by pm_name
     # extension -> why its command hook was refused: the reason such a file is unsupported
     refused_hooks: dict[str, str]
+    # third-party entry points tried (loaded or not): a host with any may register
+    # differently from one run to the next, whatever else stays the same (``remembered``)
+    entry_points_tried: int = 0
 
 
 def discover(pm: pluggy.PluginManager, spec: HostSpec, log: LoadErrorLog) -> Discovered:
@@ -101,7 +87,8 @@ def discover(pm: pluggy.PluginManager, spec: HostSpec, log: LoadErrorLog) -> Dis
     loader.load_builtins(spec.builtins)
     loader.skip_plugins_with_unknown_hooks()
     pm.check_pending()
-    return Discovered(plugins=loader.plugins, refused_hooks=loader.refused_hooks)
+    return Discovered(plugins=loader.plugins, refused_hooks=loader.refused_hooks,
+                      entry_points_tried=loader.entry_points_tried)
 
 
 def _normalize_dist_name(name: str) -> str:
@@ -128,6 +115,7 @@ class _Loader:
         self.log = log
         self.plugins: dict[str, PluginInfo] = {}
         self.refused_hooks: dict[str, str] = {}
+        self.entry_points_tried = 0
         self._order = itertools.count()
 
     def add_plugin(self, plugin: object, *, name: str, version: str, source: SourceKind, entry_point: str) -> None:
@@ -183,6 +171,7 @@ class _Loader:
                 entry_points = list(importlib.metadata.entry_points(group=group))
             except Exception as exc:  # a distribution with unreadable metadata
                 self.log.record("(entry points)", group, f"cannot list entry points: {error_line(exc)}")
+                self.entry_points_tried += 1
                 continue
             for entry_point in entry_points:
                 dist = getattr(entry_point, "dist", None)
@@ -192,6 +181,7 @@ class _Loader:
                     entry_point.name in allowed or _normalize_dist_name(dist_name) in allowed_dists
                 ):
                     continue
+                self.entry_points_tried += 1
                 label = f"{group}: {entry_point.name} = {entry_point.value}"
                 try:
                     loaded = entry_point.load()

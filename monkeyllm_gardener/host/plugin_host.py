@@ -28,7 +28,7 @@ from monkeyllm_gardener.conversion import Conversion, ConversionError, MediaInfo
 from monkeyllm_gardener.extensions import extension_candidates
 from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES
 from monkeyllm_gardener.host.calls import CallOutcome, HookArguments, HookCaller, isolated
-from monkeyllm_gardener.host.discovery import ALLOW_LIST_ENV, COMMAND_PLUGIN_NAME, HostSpec, discover
+from monkeyllm_gardener.host.discovery import COMMAND_PLUGIN_NAME, discover
 from monkeyllm_gardener.host.on_curate import run_on_curate
 from monkeyllm_gardener.host.problems import LoadErrorLog
 from monkeyllm_gardener.host.registry import (
@@ -37,6 +37,7 @@ from monkeyllm_gardener.host.registry import (
     RegisteredDescriber,
 )
 from monkeyllm_gardener.host.report import plugins_report
+from monkeyllm_gardener.host.spec import ALLOW_LIST_ENV, HostSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +91,7 @@ class PluginHost:
         discovered = discover(self._pm, self.spec, log)
         self._plugins = discovered.plugins
         self._refused_hooks = discovered.refused_hooks
+        self.entry_points_tried = discovered.entry_points_tried
         self._calls = HookCaller(self._pm, self._plugins)
         self._registry = Registry(log)
         self._registry.collect(self._calls)

@@ -31,28 +31,62 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from monkeyllm_gardener.kit import encoding, markdown, media, protocols, sheets, sqlite, tabular
-from monkeyllm_gardener.kit.encoding import *  # noqa: F403 - the kit is its modules' __all__
-from monkeyllm_gardener.kit.markdown import *  # noqa: F403
-from monkeyllm_gardener.kit.media import *  # noqa: F403
-from monkeyllm_gardener.kit.protocols import *  # noqa: F403
-from monkeyllm_gardener.kit.sheets import *  # noqa: F403
-from monkeyllm_gardener.kit.sqlite import *  # noqa: F403
-from monkeyllm_gardener.kit.tabular import *  # noqa: F403
-
-_MODULES = (protocols, encoding, markdown, tabular, sheets, media, sqlite)
-# Loaded on first use: these bring in the Curator's package, which a converter that
-# never asks a model (and every worker process) should not pay for at start-up.
-# A plugin imports them where it needs them, as the vision describer does.
+# Every name loads on first use (PEP 562): importing one kit module (``derive`` uses
+# ``kit.markdown``) must not load the workbook and tabular helpers with it.
+_MODULES = ("protocols", "encoding", "markdown", "tabular", "sheets", "media", "sqlite")
+# Where each public name lives, so a lookup imports its one module. A name missing
+# here (added to a module's ``__all__`` later) is still found, by importing the
+# modules in turn: this table only saves time.
+_HOME = {
+    **dict.fromkeys(("Converter", "Describer", "OptionalDependencies"), "protocols"),
+    **dict.fromkeys(("detect_encoding", "is_blank_file", "read_text"), "encoding"),
+    **dict.fromkeys(("first_h1", "split_frontmatter", "strip_frontmatter", "strip_inline_markdown"), "markdown"),
+    **dict.fromkeys(("CellKind", "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "NumberToken", "SqlType",
+                     "TablePart", "TooManyColumns", "TypeTracker", "classify_text", "classify_value",
+                     "convert_text", "convert_value", "decimal_notes", "repair_headers", "split_wide_table",
+                     "stored_real_differs", "table_name_from", "text_converters", "unique_name",
+                     "wide_table_schema"), "tabular"),
+    **dict.fromkeys(("CellComment", "ColumnPlan", "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "PlannedTable",
+                     "SheetPlan", "chatter_warnings", "describe_tables", "empty_workbook_conversion",
+                     "sheet_label", "stopped_warning", "survey_sheet", "with_warnings", "workbook_conversion"),
+                    "sheets"),
+    **dict.fromkeys(("MAX_TAG_CHARACTERS", "clean_tag", "media_conversion", "media_title"), "media"),
+    **dict.fromkeys(("has_wal_data", "snapshot_database"), "sqlite"),
+}
+# These bring in the Curator's package, which a converter that never asks a model
+# (and every worker process) should not pay for. A plugin imports them where it
+# needs them, as the vision describer does. They are not in a module's ``__all__``.
 _ON_FIRST_USE = {
     "ModelClient": "model", "ModelConfigError": "model", "ModelFailure": "model",
     "fold_tag": "tags",
 }
 
-__all__ = sorted([name for module in _MODULES for name in module.__all__] + list(_ON_FIRST_USE))
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def _all_names() -> list[str]:
+    return sorted([name for module in _MODULES for name in _module(module).__all__] + list(_ON_FIRST_USE))
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ON_FIRST_USE:
-        return getattr(importlib.import_module(f"{__name__}.{_ON_FIRST_USE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "__all__":  # ``from monkeyllm_gardener.kit import *``: every module's names
+        value: Any = _all_names()
+    elif name in _ON_FIRST_USE:
+        return getattr(_module(_ON_FIRST_USE[name]), name)
+    elif name in _MODULES:  # ``kit.sheets``: the module itself (importing it binds the name)
+        return _module(name)
+    elif name in _HOME and name in _module(_HOME[name]).__all__:
+        value = getattr(_module(_HOME[name]), name)
+    else:
+        home = next((m for m in _MODULES if name in _module(m).__all__), None)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_all_names()})

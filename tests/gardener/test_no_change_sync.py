@@ -1,0 +1,141 @@
+"""A sync that finds nothing new runs only what it needs, and says what it always said.
+
+Through the real `vine` CLI in a subprocess (``python -m monkeyllm_gardener.cli``,
+run so that it lists ``sys.modules`` when it exits: an import log would miss what
+``importlib.import_module`` loads). A no-change sync answers for its unsupported and failed
+files from the plugin host's remembered answers (``_derived/gardener-host.json``)
+and never builds the host; the reports are compared with a sync that had to build
+it. Whatever could change those answers (a command hook, an installed plugin)
+makes the next sync ask the host again.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cli_helpers import Result, git, snapshot
+
+# what a run that converts nothing must not load: the plugin host and its
+# discovery, the converters and their readers, the worker stage, the process
+# pool, a model client, the progress bar
+NOT_FOR_A_NO_CHANGE_SYNC = ("pluggy", "importlib.metadata", "monkeyllm_plugins", "monkeyllm_gardener.host.plugin_host",
+                            "monkeyllm_gardener.worker", "monkeyllm_gardener.kit.sheets", "concurrent.futures.process",
+                            "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich")
+# `vine --help` builds the parser alone: not the engine, not the pipeline
+NOT_FOR_HELP = ("monkeyllm_core.vine", "monkeyllm_core.read", "monkeyllm_gardener.pipeline", "yaml", "sqlite3",
+                "pluggy", "rich")
+HOST_MEMORY = "_derived/gardener-host.json"
+
+
+# `vine ARGS` as `python -m monkeyllm_gardener.cli` runs it, writing the names in
+# sys.modules at exit to the file named by the first argument
+RUN_AND_LIST_MODULES = """
+import atexit, os, runpy, sys
+out = sys.argv.pop(1)
+sys.path[0] = os.getcwd()  # as `python -m` has it: the same sys.path as the other commands
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+runpy.run_module("monkeyllm_gardener.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def run_listing_modules(vine_cli: Any, tmp_path: Path, *args: Any, env: dict[str, str] | None = None,
+                        ) -> tuple[Result, set[str]]:
+    """Run `vine ARGS` for real; its result and every module it imported."""
+    listing = tmp_path / "modules.txt"
+    argv = [str(a) for a in args]
+    proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, str(listing), *argv],
+                          cwd=vine_cli.cwd, env=vine_cli.env(env), capture_output=True, text=True, timeout=120)
+    result = Result(args=tuple(argv), returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+    assert "Traceback" not in result.stderr, result.describe()
+    return result, set(listing.read_text(encoding="utf-8").split("\n"))
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+@pytest.fixture
+def adopted(vine_cli: Any, forest: Path, rich_export: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """The rich export adopted: planted files, an unsupported one and a failed one."""
+    report = vine_cli.adopt(rich_export, forest, expect=1).json()
+    assert report["unsupported"] == ["misc/mystery.qqq: no converter for .qqq"]
+    assert [line.split(":")[0] for line in report["errors"]] == ["misc/broken.json"]
+    return forest, rich_export, report
+
+
+def test_a_no_change_sync_loads_no_plugin_and_reports_what_building_the_host_reports(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    forest, _export, _ = adopted
+    before = snapshot(forest)
+    remembered, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
+    assert remembered.returncode == 1, remembered.describe()  # the failed file is listed again
+    assert loaded(modules, NOT_FOR_A_NO_CHANGE_SYNC) == []
+    report = remembered.json()
+    assert report["planted"] == report["updated"] == [] and len(report["unchanged"]) == 7
+    assert report["unsupported"] == ["misc/mystery.qqq: no converter for .qqq"]
+    assert report["errors"][0].startswith("misc/broken.json: ")
+    assert report["errors"][0].endswith("(unchanged since it failed: not converted again until the file changes)")
+
+    (forest / HOST_MEMORY).unlink()  # nothing remembered: this sync builds the host and asks it
+    asked, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
+    assert {"pluggy", "monkeyllm_plugins.json_data"} <= modules
+    assert asked.stdout == remembered.stdout  # the same JSON report, to the byte
+    text_remembered = vine_cli("sync", "--forest", forest)
+    (forest / HOST_MEMORY).unlink()
+    text_asked = vine_cli("sync", "--forest", forest)
+    assert text_asked.returncode == text_remembered.returncode == 1
+    assert text_asked.stdout == text_remembered.stdout
+    assert "unchanged (7)" in text_asked.stdout and "misc/mystery.qqq: no converter for .qqq" in text_asked.stdout
+    assert snapshot(forest) == before and git(forest, "status", "--porcelain") == ""
+
+
+def test_vine_help_builds_the_parser_without_the_engine(vine_cli: Any, tmp_path: Path) -> None:
+    result, modules = run_listing_modules(vine_cli, tmp_path, "--help")
+    assert result.returncode == 0 and "adopt" in result.stdout and "harvest" in result.stdout
+    assert loaded(modules, NOT_FOR_HELP) == []
+
+
+def test_a_command_hook_added_since_makes_the_unsupported_file_convert(
+        vine_cli: Any, cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    forest, _export, _ = adopted
+    vine_cli.sync(forest, expect=1)  # the answers are remembered now
+    tool = cli.write(tmp_path / "tools/qqq2md.py",
+                     "import sys\nopen(sys.argv[2], 'w').write('# Mystery\\n\\nA riddle from March 2026.\\n')\n")
+    config = forest / "_meta/gardener.yaml"
+    settings = yaml.safe_load(config.read_text(encoding="utf-8"))
+    settings["converters"] = {".qqq": f'"{sys.executable}" "{tool}" "{{input}}" "{{output}}"'}
+    config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    report = vine_cli.sync(forest, expect=1).json()
+    assert report["planted"] == ["misc/mystery"] and report["unsupported"] == []
+
+
+LENIENT_QQQ = """
+from monkeyllm_gardener.conversion import Conversion
+
+class Qqq:
+    name = "qqq-reader"
+    def convert(self, path):
+        return Conversion(kind="markdown", title="Mystery", markdown="# Mystery\\n\\nA riddle from March 2026.\\n")
+"""
+
+
+@pytest.mark.parametrize("where", ["a new folder on the path", "the folder already on the path"])
+def test_a_plugin_installed_since_is_asked_about_the_unsupported_file(
+        vine_cli: Any, cli: Any, forest: Path, rich_export: Path, tmp_path: Path, where: str) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    env = {"PYTHONPATH": str(site)} if where == "the folder already on the path" else {}
+    vine_cli.adopt(rich_export, forest, expect=1, env=env)
+    assert vine_cli.sync(forest, expect=1, env=env).json()["unsupported"] == ["misc/mystery.qqq: no converter for .qqq"]
+    cli.install_dists(site, {"qqq-reader": ("qqq_reader", LENIENT_QQQ, "[monkeyllm.converters]\nqqq = qqq_reader:Qqq\n")})
+    report = vine_cli.sync(forest, expect=1, env={"PYTHONPATH": str(site)}).json()
+    assert report["planted"] == ["misc/mystery"] and report["unsupported"] == []
+    # a host with a third-party plugin is asked every time: it is never remembered
+    _again, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json",
+                                          env={"PYTHONPATH": str(site)})
+    assert "pluggy" in modules
