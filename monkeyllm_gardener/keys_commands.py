@@ -10,10 +10,10 @@ revoke takes effect on its next request.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
-from monkeyllm_core.read.contract import wire
 
 EXIT_OK = 0
 
@@ -56,7 +56,7 @@ def cmd_keys_add(args: argparse.Namespace) -> int:
     store = _store()
     key = store.add(args.name, forest=args.forest, read_only=args.read_only)
     if args.json:
-        _out(wire({"name": args.name, "key": key, "forest": args.forest, "read_only": args.read_only,
+        _out(_wire({"name": args.name, "key": key, "forest": args.forest, "read_only": args.read_only,
                    "store": str(store.path), "shown_once": True}))
         return EXIT_OK
     _out(key)
@@ -69,7 +69,7 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
     store = _store()
     keys = store.list()
     if args.json:
-        _out(wire({"store": str(store.path), "keys": keys}))
+        _out(_wire({"store": str(store.path), "keys": keys}))
         return EXIT_OK
     for key in keys:
         _out(f"{key['name']}  {_scope(key['forest'], key['read_only'])}  created {key['created']}  "
@@ -84,7 +84,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     store = _store()
     store.revoke(args.name)
     if args.json:
-        _out(wire({"revoked": args.name, "store": str(store.path)}))
+        _out(_wire({"revoked": args.name, "store": str(store.path)}))
     else:
         _out(f"key {args.name!r} revoked: a running server refuses it from its next request on")
     return EXIT_OK
@@ -93,3 +93,8 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 def _out(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def _wire(response: Any) -> str:
+    """``monkeyllm_core.read.contract.wire``'s compact JSON, without importing the engine for `vine keys`."""
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))

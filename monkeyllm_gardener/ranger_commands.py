@@ -23,10 +23,11 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from monkeyllm_core import VineError
-from monkeyllm_core.ranger import PayloadHashes, RangerReport, run_cycle
+if TYPE_CHECKING:  # the engine is imported by the command that runs, not by `vine --help`
+    from monkeyllm_core.ranger import RangerReport
 
 EXIT_OK, EXIT_FAILED = 0, 1
 LISTED = 10  # items of a list the text report names before "... and N more"
@@ -45,6 +46,7 @@ def add_ranger_command(sub: Any, forest_arg: Callable[[argparse.ArgumentParser],
 def cmd_ranger(args: argparse.Namespace, forest_of: Callable[[argparse.Namespace], Path]) -> int:
     forest = forest_of(args)
     if args.every is None:
+        from monkeyllm_core.ranger import run_cycle
         report = run_cycle(forest, dry_run=args.dry_run)
         _show(report, args.json)
         return EXIT_FAILED if report.failed else EXIT_OK
@@ -63,6 +65,7 @@ def _serve(forest: Path, args: argparse.Namespace) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
+    from monkeyllm_core.ranger import PayloadHashes, run_cycle
     hashes = PayloadHashes()  # payloads whose size and mtime hold still are hashed once
     while not stop.is_set():
         try:
