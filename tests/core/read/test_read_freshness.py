@@ -3,6 +3,7 @@ made under a live reader by a writer, `git checkout`, files edited by hand and n
 committed), no lock is taken, nothing is committed."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -76,6 +77,28 @@ def test_a_closed_vine_answers_with_an_error_not_a_crash(read_forest):
     assert err.value.code == "E_READONLY"
 
 
+_watching: list[list[str]] = []
+
+
+def _record_node_file_opens(event, args):
+    if _watching and event == "open" and str(args[0]).endswith(".md"):
+        _watching[-1].append(str(args[0]))
+
+
+sys.addaudithook(_record_node_file_opens)  # hooks cannot be removed: it records only inside node_files_opened
+
+
+@contextlib.contextmanager
+def node_files_opened():
+    """The node files the interpreter opened inside the block (an audit hook sees every open)."""
+    opened: list[str] = []
+    _watching.append(opened)
+    try:
+        yield opened
+    finally:
+        _watching.pop()
+
+
 def edit_title(root, rel, old, new):
     path = root / rel
     path.write_text(path.read_text(encoding="utf-8").replace(f"title: {old}", f"title: {new}", 1), encoding="utf-8")
@@ -123,21 +146,12 @@ def test_a_file_added_or_deleted_by_hand_enters_or_leaves_the_catalog(read_fores
 
 
 def test_a_commit_made_while_the_reader_lives_is_read_and_only_its_files_are_opened(read_forest):
-    opened: list[str] = []
-    watching: list[bool] = []
-
-    def audit(event, args):
-        if watching and event == "open" and str(args[0]).endswith(".md"):
-            opened.append(str(args[0]))
-
-    sys.addaudithook(audit)  # hooks cannot be removed: this one only records while `watching`
     with Vine(read_forest, writable=False) as reader:
         assert reader.locate("tariff zebra")["results"] == []
         edit_title(read_forest, "sales/price-list.md", "Price list", "Tariff sheet zebra")
         git(read_forest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "retitled by hand")
-        watching.append(True)
-        assert top_ids(reader.locate("tariff zebra")) == ["sales/price-list"]
-        watching.clear()
+        with node_files_opened() as opened:
+            assert top_ids(reader.locate("tariff zebra")) == ["sales/price-list"]
     assert [p.split("brain/")[-1] for p in opened] == ["sales/price-list.md"]  # not the rest of the forest
 
 
@@ -184,16 +198,7 @@ def test_a_forest_never_committed_is_indexed_once_not_again_by_its_first_reader(
         os.utime(read_forest / "people" / f"walrus-{n}.md", (past, past))
     for suffix in ("", "-wal", "-shm"):
         (read_forest / f"{CATALOG_PATH}{suffix}").unlink(missing_ok=True)
-    opened: list[str] = []
-    watching: list[bool] = []
-
-    def audit(event, args):
-        if watching and event == "open" and str(args[0]).endswith(".md"):
-            opened.append(str(args[0]))
-
-    sys.addaudithook(audit)  # hooks cannot be removed: this one only records while `watching`
     with Vine(read_forest, writable=False) as reader:  # builds the catalog from the files as they are
-        watching.append(True)
-        found = top_ids(reader.locate("walrus", k=5))
-        watching.clear()
+        with node_files_opened() as opened:
+            found = top_ids(reader.locate("walrus", k=5))
     assert sorted(found) == ["people/walrus-0", "people/walrus-1", "people/walrus-2"] and opened == []
