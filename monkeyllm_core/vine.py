@@ -56,6 +56,7 @@ from .writing.recovery import catalog_is_stale, recover
 from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
+from .read.headings import outline
 
 
 def is_forest(root: Path) -> bool:
@@ -444,16 +445,23 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             db.delete_all()
             count = 0
             for node_id in self.node_files():
+                rel = node_path(node_id)
                 try:
-                    node = self.read(node_id)
+                    check_id(node_id)
+                    text = self._files.read(rel, keep=False)  # once each: caching all would hold the forest
+                    if text is None:
+                        continue  # gone since the walk
+                    node = parse_node(text, where=rel)
                 except VineError:
                     continue  # validate reports it; the catalog only holds readable nodes
                 if node.frontmatter.get("id") != node_id:
                     continue
-                db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
+                db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body),
+                               outline=outline(node.body), new=True)
                 if is_branch_id(node_id):
                     db.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
                 count += 1
+            db.optimize_search()
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
             db.commit()
