@@ -271,7 +271,6 @@ class BodyIndex:
                 self._in_transaction(db, lambda: self._revisit(db, logged, moved), log)
 
     def _in_transaction(self, db: sqlite3.Connection, work, log: tuple[str, int, int] | None) -> None:
-        self._copies = None  # what this refresh changes is read again
         db.execute("BEGIN IMMEDIATE")
         try:
             work()
@@ -406,11 +405,12 @@ class BodyIndex:
         rowid = db.execute("INSERT INTO bodies (id, folder, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?, ?)",
                            (node_id, _folder_of(node_id), st.st_mtime_ns, len(data), digest, racy)).lastrowid
         db.execute("INSERT INTO texts VALUES (?, ?)", (rowid, folded))
+        self._copies = None  # read again, with this one
         db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(words))))
         batch.words |= words
 
-    @staticmethod
-    def _drop(db: sqlite3.Connection, rowid: int) -> None:
+    def _drop(self, db: sqlite3.Connection, rowid: int) -> None:
+        self._copies = None  # read again, without this one
         db.execute("DELETE FROM body_words WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM texts WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM bodies WHERE rowid = ?", (rowid,))

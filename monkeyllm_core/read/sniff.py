@@ -18,7 +18,8 @@ read from disk, each checked against the index's copy.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Sequence
+from itertools import islice
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
@@ -58,11 +59,11 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
             body = read_body(bodies.root, node_id)
             if body:
                 texts[node_id] = fold(body)
-    ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
-    results = _shown(bodies, ranked[:k], folded)
-    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
+    matched, ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
+    results = _shown(bodies, islice(ranked, k), folded)
+    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": matched > k}
     if response["truncated"]:
-        response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "
+        response["hint"] = (f"{matched} nodes matched; the first {k} are shown. Narrow with "
                             "scope=<branch>, add a term, or raise k.")
     shed_tail(response, "results", BUDGETS["sniff"],
               hint="The answer was cut to fit 800 tokens: narrow with scope=<branch> or a rarer term, "
@@ -71,30 +72,38 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
 
 
 def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[str] | None, target: Scope,
-            heat_of: HeatOf, alpha: float) -> list[tuple[str, str, float, float]]:
-    """(id, folded body, score, heat) of every body holding a term, best first.
+            heat_of: HeatOf, alpha: float) -> tuple[int, Iterator[tuple[str, str, float, float]]]:
+    """How many bodies hold a term, and their (id, folded body, score, heat), best first.
 
-    Every candidate's terms and lines are counted in C (``terms_and_lines``); the
-    per-line detail is scanned only for the results shown."""
+    The score needs only the terms a body holds (a C-level ``in`` each); its lines,
+    the tie-break, are counted for one score at a time, as the caller reads on
+    (``terms_and_lines``): results past the budget are never read, and the
+    bodies holding every term usually come first and are few."""
     allowed = _of_types(catalog, wanted, target) if wanted is not None else None
     found = []
     for node_id, text in texts.items():
         if allowed is not None and node_id not in allowed:
             continue
-        held, lines = terms_and_lines(text, folded)
-        if lines:
-            found.append((node_id, text, held, lines))
+        held = sum(1 for term in folded if term in text)
+        if held:
+            found.append((node_id, text, held))
     heat = heat_of([node_id for node_id, *_ in found]) if found else {}
-    ranked = []
-    for node_id, text, held, lines in found:
+    scored: dict[float, list[tuple[str, str, float, float]]] = {}
+    for node_id, text, held in found:
         node_heat = float(heat.get(node_id, 0.0))
         score = held / len(folded) * (1 + alpha * node_heat)
-        ranked.append(((-score, -lines, node_id), (node_id, text, score, node_heat)))
-    ranked.sort(key=lambda entry: entry[0])
-    return [entry for _, entry in ranked]
+        scored.setdefault(score, []).append((node_id, text, score, node_heat))
+
+    def best_first() -> Iterator[tuple[str, str, float, float]]:
+        for score in sorted(scored, reverse=True):
+            tied = scored[score]
+            lines = {entry[0]: terms_and_lines(entry[1], folded)[1] for entry in tied}
+            tied.sort(key=lambda entry: (-lines[entry[0]], entry[0]))
+            yield from tied
+    return len(found), best_first()
 
 
-def _shown(bodies: BodyIndex, ranked: list[tuple[str, str, float, float]],
+def _shown(bodies: BodyIndex, ranked: Iterable[tuple[str, str, float, float]],
            folded: list[str]) -> list[dict[str, Any]]:
     """The results, their matches shown from the files on disk, as many as may fit."""
     results: list[dict[str, Any]] = []
