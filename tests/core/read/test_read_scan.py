@@ -102,21 +102,27 @@ def test_a_banana_is_no_parent_and_a_missing_branch_is_not_found(shared_reader):
     assert err.value.code == "E_NOT_FOUND"
 
 
-def test_no_node_file_is_opened(read_forest):
-    """An audit hook in a real interpreter sees every file Python opens: none is a node."""
+def node_files_opened(forest, call: str) -> dict:
+    """Run ``call`` (a scan on ``vine``) in a real interpreter whose audit hook sees
+    every file Python opens: the node files it opened, and what it returned."""
     script = textwrap.dedent(f"""
         import json, sys
         from monkeyllm_core import Vine
-        vine = Vine({str(read_forest)!r}, writable=False)
+        vine = Vine({str(forest)!r}, writable=False)
         vine.scan("catalog/_index")  # the first read checks the catalog, opens the heat store
         opened = []
         sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
-        result = vine.scan("_index", filter={{"tags_any": ["sales"]}}, fields=["id", "tags", "trail"], recursive=True)
-        print(json.dumps({{"opened": [p for p in opened if p.endswith(".md")], "n": len(result["nodes"])}}))
+        result = {call}
+        print(json.dumps({{"opened": [p for p in opened if p.endswith(".md")], "nodes": result["nodes"]}}))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    out = json.loads(proc.stdout)
-    assert out["opened"] == [] and out["n"] > 5
+    return json.loads(proc.stdout)
+
+
+def test_no_node_file_is_opened(read_forest):
+    out = node_files_opened(read_forest, 'vine.scan("_index", filter={"tags_any": ["sales"]}, '
+                                         'fields=["id", "tags", "trail"], recursive=True)')
+    assert out["opened"] == [] and len(out["nodes"]) > 5
 
 
 def test_scan_answers_with_every_node_file_gone(read_forest):
@@ -144,18 +150,7 @@ def test_outline_is_a_field_with_the_same_headings_look_shows(shared_reader):
 
 
 def test_outline_comes_from_the_catalog_with_no_file_opened(read_forest):
-    script = textwrap.dedent(f"""
-        import json, sys
-        from monkeyllm_core import Vine
-        vine = Vine({str(read_forest)!r}, writable=False)
-        vine.scan("catalog/_index")  # the first read checks the catalog, opens the heat store
-        opened = []
-        sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
-        result = vine.scan("sales", fields=["id", "outline"])
-        print(json.dumps({{"opened": [p for p in opened if p.endswith(".md")], "nodes": result["nodes"]}}))
-    """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    out = json.loads(proc.stdout)
+    out = node_files_opened(read_forest, 'vine.scan("sales", fields=["id", "outline"])')
     assert out["opened"] == []
     assert {n["id"]: n["outline"] for n in out["nodes"]}["sales/exchange-policy"] == ["Channels", "Deadlines",
                                                                                       "Invoice rules"]
