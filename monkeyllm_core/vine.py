@@ -56,6 +56,7 @@ from .writing.recovery import catalog_is_stale, recover
 from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
+from .read.freshness import mark_rebuilt
 from .read.headings import outline
 
 
@@ -437,30 +438,58 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                     ids.append(f"{rel_dir}/{name[:-3]}" if rel_dir else name[:-3])
         return ids
 
+    def reindex_nodes(self, node_ids: Iterable[str]) -> int:
+        """Re-index these nodes from their files, in one catalog transaction: a node
+        whose file is gone (or no longer a readable node) leaves the catalog.
+        Returns how many are indexed now."""
+        db = self.catalog
+        db.begin()
+        try:
+            count = 0
+            for node_id in sorted(set(node_ids)):
+                self._files.forget(node_path(node_id))
+                if self._index_node(node_id):
+                    count += 1
+                else:
+                    db.delete_node(node_id)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        return count
+
+    def _index_node(self, node_id: str, *, rebuilding: bool = False) -> bool:
+        """Write one node's catalog rows from its file; False when it holds no readable node.
+        ``rebuilding``: the catalog was emptied for a reindex, so the row is new, and
+        the file is not kept in the text cache (keeping every file a reindex reads
+        would hold the whole forest in memory)."""
+        rel = node_path(node_id)
+        try:
+            check_id(node_id)
+            text = self._files.read(rel, keep=not rebuilding)
+            if text is None:
+                return False
+            node = parse_node(text, where=rel)
+        except VineError:
+            return False  # validate reports it; the catalog only holds readable nodes
+        if node.frontmatter.get("id") != node_id:
+            return False
+        self.catalog.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body),
+                                 outline=outline(node.body), new=rebuilding)
+        if is_branch_id(node_id):
+            self.catalog.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
+        return True
+
     def reindex(self) -> int:
         """Rebuild the catalog from the files. Returns the number of nodes indexed."""
         db = self.catalog
         db.begin()
         try:
+            mark_rebuilt(db.db)  # before the files are read: a file changed during the rebuild is read again
             db.delete_all()
             count = 0
             for node_id in self.node_files():
-                rel = node_path(node_id)
-                try:
-                    check_id(node_id)
-                    text = self._files.read(rel, keep=False)  # once each: caching all would hold the forest
-                    if text is None:
-                        continue  # gone since the walk
-                    node = parse_node(text, where=rel)
-                except VineError:
-                    continue  # validate reports it; the catalog only holds readable nodes
-                if node.frontmatter.get("id") != node_id:
-                    continue
-                db.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body),
-                               outline=outline(node.body), new=True)
-                if is_branch_id(node_id):
-                    db.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
-                count += 1
+                count += self._index_node(node_id, rebuilding=True)
             db.optimize_search()
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))

@@ -194,6 +194,17 @@ class Catalog:
         change, so it needs no transaction of its own."""
         self.db.execute("UPDATE nodes SET source_size = ?, source_mtime = ? WHERE id = ?", (size, mtime, node_id))
 
+    def delete_node(self, node_id: str) -> None:
+        """Drop a node whose file is gone: its row, its FTS row, its own edges and
+        the inverses they materialised, and the cross trails its index named."""
+        old = self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        if old is not None:
+            self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (old[0],))
+            self.db.execute("DELETE FROM nodes WHERE rowid = ?", (old[0],))
+        self.db.execute("DELETE FROM edges WHERE source = ? AND inferred = 0", (node_id,))
+        self.db.execute("DELETE FROM edges WHERE target = ? AND inferred = 1", (node_id,))
+        self.db.execute("DELETE FROM repeats WHERE branch = ?", (node_id,))
+
     def delete_all(self) -> None:
         """Empty the catalog for a rebuild (inside the caller's transaction). The search
         table is dropped and made anew: FTS5 deletes row by row, re-tokenizing each."""

@@ -18,16 +18,19 @@ from __future__ import annotations
 import sqlite3
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from collections import OrderedDict
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.catalog import Catalog
+from ..forest.dialect import load_dialect
 from ..forest.passport import split_node
 from ..forest.rules import node_path, trail_of
 from .catalog_reads import not_found
 from .context import ReadContext
 from .contract import tokens_of
-from .freshness import needs_rebuild
+from .freshness import CatalogFreshness, record as record_freshness
 from .heat import HeatStore
 from .locate import locate as locate_call
 from .look import look as look_call
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from ..vine import Vine
 
 DEFAULT_ALPHA = 0.3
+MAX_CLIENTS = 1000  # client sessions one served Vine remembers
 
 
 class ReadFacade:
@@ -111,11 +115,11 @@ class ReadFacade:
         read-only Vine may have reopened it after a rebuild)."""
         state = _state(self)
         index = state.get("bodies")
-        if index is None or index.catalog is not self.catalog:
-            if index is not None:
-                index.close()
+        if index is None:
             index = state["bodies"] = BodyIndex(self.root, self.catalog)
             weakref.finalize(self, index.close)
+        elif index.catalog is not self.catalog:
+            index.catalog = self.catalog  # reopened by a refresh, whose change log tells the index what moved
         return index
 
     def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
@@ -127,8 +131,37 @@ class ReadFacade:
         session = self.read_session()
         outcome = session.close(success, list(answer_nodes), self._linked)
         state = _state(self)
-        state["session"] = Session(self.root, state["heat"])
+        client = state.get("client")
+        fresh = Session(self.root, state["heat"])
+        if client is None:
+            state["session"] = fresh
+        else:
+            state["clients"][client] = fresh
         return outcome
+
+    @contextmanager
+    def client_session(self, client: str) -> Iterator[Session]:
+        """Route the read calls made inside to one client's own session (``vine
+        serve`` has one per MCP connection or REST caller), so two agents' traces
+        and session heat never mix; ``close_session`` inside starts that client a
+        fresh one. Calls on one Vine are not concurrent (a server runs them on the
+        forest's one thread), so the client is state of the Vine, not of a thread.
+        The least recently used sessions are forgotten past ``MAX_CLIENTS``: their
+        traces stay on disk, and that client's next call starts a new session."""
+        self.read_session()  # the heat store, shared by every session
+        state = _state(self)
+        clients: OrderedDict[str, Session] = state.setdefault("clients", OrderedDict())
+        if client not in clients:
+            clients[client] = Session(self.root, state["heat"])
+            while len(clients) > MAX_CLIENTS:
+                clients.popitem(last=False)
+        clients.move_to_end(client)
+        outer = state.get("client")
+        state["client"] = client
+        try:
+            yield clients[client]
+        finally:
+            state["client"] = outer
 
     def heat_fortified(self, node_id: str, fortified: Sequence[dict[str, Any]]) -> None:
         """A link grafted again is fortification: heat rises on both ends (concepts.md,
@@ -139,14 +172,16 @@ class ReadFacade:
 
     # -- what the read calls share ------------------------------------------------------
     def read_session(self) -> Session:
-        """This Vine's live session: ``heat_of``, ``deposit_session``, ``trace``."""
+        """This Vine's live session (or, inside ``client_session``, that client's):
+        ``heat_of``, ``deposit_session``, ``trace``."""
         state = _state(self)
         if "session" not in state:
             heat = HeatStore(self.root, HeatSettings.load(self.root))
             weakref.finalize(self, heat.close)
             state["heat"] = heat
             state["session"] = Session(self.root, heat, session_id_from_env())
-        return state["session"]
+        client = state.get("client")
+        return state["session"] if client is None else state["clients"][client]
 
     def read_context(self) -> ReadContext:
         """The catalog (made current first), dialect, files and heat the primitives read."""
@@ -182,21 +217,34 @@ class ReadFacade:
         return response
 
     def _catalog_for_reads(self: "Vine") -> None:
-        state = _state(self)
-        if state.get("fresh") or self.writable:
+        """Re-index what changed under a read-only Vine since its last call
+        (``freshness``); a writable Vine keeps its catalog true by itself."""
+        if self.writable:
             return
-        if needs_rebuild(self.catalog.db, self.root):
-            self.catalog.close()
+        state = _state(self)
+        freshness = state.get("freshness")
+        if freshness is None:
+            freshness = state["freshness"] = CatalogFreshness(self.root)
+        plan = freshness.plan(self.catalog.db)
+        if plan is None:
+            return
+        self.catalog.close()
+        try:
+            self.catalog = Catalog(self.root)  # a writable connection, for the refresh only
             try:
-                self.catalog = Catalog(self.root)  # a writable connection, for the rebuild only
-                try:
+                if plan.full:
+                    self.dialect = load_dialect(self.root)
                     self.reindex()
-                finally:
-                    self.catalog.close()
-            except sqlite3.OperationalError:
-                pass  # another reader is rebuilding it this moment: read what is there (WAL keeps it whole)
-            self.catalog = Catalog(self.root, readonly=True)
-        state["fresh"] = True
+                else:
+                    self.reindex_nodes(plan.node_ids)
+                self.catalog.begin()
+                record_freshness(self.catalog.db, plan)
+                self.catalog.commit()
+            finally:
+                self.catalog.close()
+        except sqlite3.OperationalError:
+            freshness.forget()  # another reader is refreshing it this moment: read what is there (WAL keeps it whole)
+        self.catalog = Catalog(self.root, readonly=True)
 
     def _read_body(self: "Vine", node_id: str) -> str:
         text = self._files.read(node_path(node_id))  # checked ids only: callers found the row first

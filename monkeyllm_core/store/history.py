@@ -61,8 +61,10 @@ class GitError(RuntimeError):
     pass
 
 
-def run_git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True, env=gitrepo.git_env())
+def run_git(root: Path, *args: str, input: bytes | None = None, check: bool = True,
+            env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True,
+                          env=gitrepo.git_env(**(env or {})))
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout.decode("utf-8", errors="surrogateescape")

@@ -145,8 +145,20 @@ def test_non_ascii_text_reads_back_as_written(shared_reader):
     assert shared_reader.look("relatorios/社員名簿")["outline"] == ["営業部"]
 
 
-def test_the_digest_is_served_even_when_the_file_is_gone(read_forest):
-    (read_forest / "sales" / "price-list.md").unlink()
+def test_the_digest_is_served_when_the_file_goes_between_two_checks(read_forest, monkeypatch):
+    # the catalog still names the node (the working tree is checked every few
+    # seconds): look answers from it, with no outline, instead of failing
+    monkeypatch.setattr("monkeyllm_core.read.freshness.STATUS_SECONDS", 3600.0)
     with Vine(read_forest, writable=False) as reader:
+        reader.look("sales/exchange-policy")
+        (read_forest / "sales" / "price-list.md").unlink()
         digest = reader.look("sales/price-list")
     assert digest["summary"].startswith("Prices per product") and digest["outline"] == []
+
+
+def test_a_node_deleted_by_hand_is_not_found_by_the_next_reader(read_forest):
+    (read_forest / "sales" / "price-list.md").unlink()
+    with Vine(read_forest, writable=False) as reader:
+        with pytest.raises(VineError) as caught:
+            reader.look("sales/price-list")
+    assert caught.value.code == "E_NOT_FOUND"

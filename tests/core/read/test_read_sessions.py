@@ -234,3 +234,22 @@ def test_a_pick_that_answered_with_the_map_has_not_harvested_yet(reader):
     reader.pick("contracts/master-agreement", section="Payment terms")
     outcome = reader.close_session(True, ["contracts/master-agreement"])
     assert outcome["metrics"]["hops_to_banana"] == 3
+
+
+def test_two_clients_of_one_vine_keep_their_hunts_apart(reader):
+    with reader.client_session("agent-a"):
+        reader.pick("sales/exchange-policy")  # warms its trail for agent-a only
+        a_trace = reader.read_session().trace_path
+    with reader.client_session("agent-b"):
+        b_session = reader.read_session()
+        assert heat_of(reader, ["sales/exchange-policy"]) == {"sales/exchange-policy": 0.0}
+        reader.look("people/ana-ribeiro")
+    with reader.client_session("agent-a"):
+        assert heat_of(reader, ["sales/exchange-policy"]) == {"sales/exchange-policy": 0.1}
+        outcome = reader.close_session(True, ["sales/exchange-policy"])
+        assert outcome["metrics"]["calls"] == 1  # agent-b's look is not in agent-a's hunt
+        assert reader.read_session().trace_path != a_trace  # a fresh session for agent-a
+    with reader.client_session("agent-b"):
+        assert reader.read_session() is b_session  # untouched by agent-a's close
+    assert [line["call"] for line in map(json.loads, b_session.trace_path.read_text().splitlines())] == ["look"]
+    assert reader.read_session() is not b_session  # outside any client: the Vine's own session

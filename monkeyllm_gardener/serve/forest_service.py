@@ -1,0 +1,102 @@
+"""One served forest: its own thread, a long-lived reader, and a writer per write.
+
+Every call on a forest runs on that forest's one thread, in arrival order: SQLite
+connections stay on the thread that opened them, and the calls of one forest
+never race each other (the Vine keeps per-client state, see
+``ReadFacade.client_session``). Forests are independent: a slow query on one
+does not hold another.
+
+Reads go through one read-only ``Vine``, kept for the server's life: it takes no
+lock, and before each call it brings its catalog up to date with whatever
+committed under it (a ``vine sync`` of the served forest, a ``git pull``) and
+with files edited by hand (``monkeyllm_core.read.freshness``).
+
+A write opens a writable ``Vine`` for that write alone and closes it before
+answering, so the commit is on the branch ref (durable) before the client hears
+of it, and the writer lock is held only for the write: ``vine sync`` or ``vine
+adopt`` of a served forest runs while the server runs; a write that meets their
+lock answers E_LOCKED (409 over REST) and can be retried.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from pathlib import Path
+from typing import Any
+
+from monkeyllm_core import Vine, VineError
+
+from .tools import TOOLS, Tool, check_args
+
+DEFAULT_CLIENT = "local"
+
+
+class ForestService:
+    def __init__(self, name: str, root: Path, *, readonly: bool = False) -> None:
+        self.name = name
+        self.root = Path(root)
+        self.readonly = readonly
+        self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"forest-{name}")
+        self._reader: Vine | None = None  # opened on the forest's thread, on first use
+        self._closed = False
+
+    # -- calls ----------------------------------------------------------------------------
+    def call(self, tool_name: str, args: Any, client: str = DEFAULT_CLIENT) -> dict[str, Any]:
+        """Run one tool call on the forest's thread and wait for it. Expected failures
+        raise ``VineError``; the transports turn it into the error envelope."""
+        return self.submit(tool_name, args, client).result()
+
+    async def acall(self, tool_name: str, args: Any, client: str = DEFAULT_CLIENT) -> dict[str, Any]:
+        """``call`` for an event loop: the loop keeps serving while the forest works."""
+        return await asyncio.wrap_future(self.submit(tool_name, args, client))
+
+    def submit(self, tool_name: str, args: Any, client: str = DEFAULT_CLIENT) -> concurrent.futures.Future:
+        tool = self.tool(tool_name)
+        checked = check_args(tool, args)  # on the caller's thread: a bad call never waits in the queue
+        if tool.writes and self.readonly:
+            raise VineError("E_READONLY", f"{self.name} is served read-only: {tool.name} is not offered",
+                            "Serve it without --readonly to write, or use a key that may write.")
+        if self._closed:
+            raise VineError("E_READONLY", f"{self.name} is no longer served", "The server is shutting down.")
+        return self._thread.submit(self._run, tool, checked, client)
+
+    def run_on_thread(self, work: Any) -> concurrent.futures.Future:
+        """Run ``work(reader)`` on the forest's thread with its reader (``view`` and
+        other host-side calls that read the forest)."""
+        return self._thread.submit(lambda: work(self._open_reader()))
+
+    @staticmethod
+    def tool(name: str) -> Tool:
+        tool = TOOLS.get(name)
+        if tool is None or tool.run is None:
+            offered = ", ".join(n for n, t in TOOLS.items() if t.run is not None)
+            raise VineError("E_NOT_FOUND", f"no primitive named {name!r}", f"Primitives: {offered}.")
+        return tool
+
+    def _run(self, tool: Tool, args: dict[str, Any], client: str) -> dict[str, Any]:
+        assert tool.run is not None
+        if tool.writes:
+            with Vine(self.root) as writer:  # the lock for this write only; close() makes it durable
+                return tool.run(writer, args)
+        reader = self._open_reader()
+        with reader.client_session(client):
+            return tool.run(reader, args)
+
+    def _open_reader(self) -> Vine:
+        if self._reader is None:
+            self._reader = Vine(self.root, writable=False)
+        return self._reader
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Finish the calls already queued, then close the reader on its own thread."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def close_reader() -> None:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        self._thread.submit(close_reader)
+        self._thread.shutdown(wait=True)
