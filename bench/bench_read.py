@@ -3,7 +3,8 @@
 A forest is generated straight onto disk (node files and branch indexes exactly as
 the writer renders them, deterministic from a seed), then its derived read layer
 is built by ``Vine.reindex`` (the catalog and its FTS5 index, timed: that is what
-a forest another engine wrote costs on its first read). Planting through the
+a forest another engine wrote costs on its first read), in a child process of its
+own so that its peak resident memory (``VmHWM``) is the reindex's alone. Planting through the
 writer is measured in bench_core.py; here the subject is the reads.
 
 The metadata is drawn from a synthetic vocabulary of 8,000 made-up words with a
@@ -19,19 +20,26 @@ run, the naive way to answer the same calls without a catalog:
   in memory once), counting the folded query words each carries;
 - look: parse the node's file and each link target's file (their summaries),
   and scan every link in the forest (held in memory) for the ones pointing at it;
-- scan: parse the frontmatter of every file in the branch's folder and filter.
+- scan: parse the frontmatter of every file in the branch's folder and filter;
+- harvest: the naive locate, plus every body read and searched for the query's
+  sniff terms in plain Python, and the top nodes' files read again.
+
+harvest needs the body index: the first call builds it (timed apart, once), the
+timed calls use it as a reader keeps it.
 
     /work/venv/bin/python bench/bench_read.py [--sizes 10000,100000] [--queries 300] [--work DIR]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +48,8 @@ from typing import Any, Callable
 
 from monkeyllm_core import Vine, init_forest, parse_node, render_node
 from monkeyllm_core.forest import branches as br
+from monkeyllm_core.read.folding import fold
+from monkeyllm_core.read.harvest import sniff_terms
 from monkeyllm_core.read.words import STOP_WORDS, words_of
 
 RELS = ("related-to", "mentioned-in", "derived-from", "succeeds", "part-of", "compared-with")
@@ -206,6 +216,20 @@ def naive_scan(root: Path, branch: str, tag: str) -> list[str]:
     return out
 
 
+def naive_harvest(root: Path, query: str, ids: list[str], locate: NaiveLocate, k: int = 3) -> list[dict[str, Any]]:
+    """locate's naive half, every body searched for the sniff terms, the top k read whole."""
+    located = locate(query, k=k * 2)
+    terms = [fold(t) for t in sniff_terms(query)]
+    sniffed = []
+    for node_id in ids:
+        body = fold(parse_node((root / f"{node_id}.md").read_text(encoding="utf-8")).body)
+        held = sum(1 for t in terms if t in body)
+        if held:
+            sniffed.append((-held, node_id))
+    ranked = list(dict.fromkeys([*located, *(node for _, node in sorted(sniffed)[:k * 2])]))[:k]
+    return [{"id": node, "body": parse_node((root / f"{node}.md").read_text(encoding="utf-8")).body} for node in ranked]
+
+
 def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
     root = work / f"forest-{size}"
     if reuse and (root / "_derived" / "catalog.db").is_file():
@@ -219,11 +243,12 @@ def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
         started = time.perf_counter()
         data = generate(root, size)
         generated = time.perf_counter() - started
-        started, started_cpu = time.perf_counter(), time.process_time()
-        with Vine(root) as vine:
-            indexed = vine.reindex()
-        built = (f"generated in {generated:.1f} s, derived read layer (reindex of {indexed:,} nodes) in "
-                 f"{time.perf_counter() - started:.1f} s ({time.process_time() - started_cpu:.1f} s CPU)")
+        child = subprocess.run([sys.executable, __file__, "--reindex-child", str(root)], check=True,
+                               capture_output=True, text=True, env=os.environ.copy())
+        done = json.loads(child.stdout)
+        built = (f"generated in {generated:.1f} s, derived read layer (reindex of {done['nodes']:,} nodes, in a "
+                 f"child process) in {done['wall_s']:.1f} s ({done['cpu_s']:.1f} s CPU), its peak RSS "
+                 f"{done['peak_rss_mib']:.0f} MiB")
     rng = random.Random(7)
     vine = Vine(root, writable=False)
     warm = rng.sample(data["ids"], max(1, size // 100))
@@ -236,6 +261,11 @@ def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
     tops = [f"top{rng.randrange(max(1, len(data['branches']) // SUBS_PER_TOP)):02d}/_index" for _ in range(queries)]
     naive_locate = NaiveLocate(data)
     naive_n = max(20, queries // 5)  # the naive calls are slow: a smaller sample of the same calls
+    started, started_cpu = time.perf_counter(), time.process_time()
+    vine.harvest("warm up the body index")
+    print(f"# {size:,} nodes: first harvest (it builds the body index, or sweeps one an earlier run left) in "
+          f"{time.perf_counter() - started:.1f} s "
+          f"({time.process_time() - started_cpu:.1f} s CPU)", flush=True)
     rows = [
         ("locate, k=5", timed([lambda q=q: vine.locate(q) for q in asked]),
          timed([lambda q=q: naive_locate(q) for q in asked[:naive_n]])),
@@ -248,6 +278,8 @@ def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
         ("scan, recursive under a top branch, limit 20", timed([lambda b=b, t=t: vine.scan(
             b, filter={"tags_all": [t], "updated_after": "2026-03-01"}, fields=["id", "updated"], recursive=True,
             limit=20) for b, t in zip(tops, tags)]), None),
+        ("harvest, k=3", timed([lambda q=q: vine.harvest(q) for q in asked]),
+         timed([lambda q=q: naive_harvest(root, q, data["ids"], naive_locate) for q in asked[:max(5, naive_n // 6)]])),
     ]
     vine.close()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -260,7 +292,21 @@ def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
     return table
 
 
+def reindex_child(root: Path) -> None:
+    """The derived read layer built alone: open the forest, reindex, report on stdout."""
+    started, started_cpu = time.perf_counter(), time.process_time()
+    with Vine(root) as vine:
+        nodes = vine.reindex()
+    wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+    status = Path("/proc/self/status").read_text()
+    peak_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    print(json.dumps({"nodes": nodes, "wall_s": wall, "cpu_s": cpu, "peak_rss_mib": peak_kib / 1024}))
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["--reindex-child"]:
+        reindex_child(Path(sys.argv[2]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)

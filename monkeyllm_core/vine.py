@@ -57,6 +57,7 @@ from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
 from .read.freshness import mark_rebuilt
+from .read.headings import outline
 
 
 def is_forest(root: Path) -> bool:
@@ -458,15 +459,24 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             raise
         return count
 
-    def _index_node(self, node_id: str) -> bool:
-        """Write one node's catalog rows from its file; False when it holds no readable node."""
+    def _index_node(self, node_id: str, *, rebuilding: bool = False) -> bool:
+        """Write one node's catalog rows from its file; False when it holds no readable node.
+        ``rebuilding``: the catalog was emptied for a reindex, so the row is new, and
+        the file is not kept in the text cache (keeping every file a reindex reads
+        would hold the whole forest in memory)."""
+        rel = node_path(node_id)
         try:
-            node = self.read(node_id)
+            check_id(node_id)
+            text = self._files.read(rel, keep=not rebuilding)
+            if text is None:
+                return False
+            node = parse_node(text, where=rel)
         except VineError:
             return False  # validate reports it; the catalog only holds readable nodes
         if node.frontmatter.get("id") != node_id:
             return False
-        self.catalog.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body))
+        self.catalog.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body),
+                                 outline=outline(node.body), new=rebuilding)
         if is_branch_id(node_id):
             self.catalog.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
         return True
@@ -480,7 +490,8 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             db.delete_all()
             count = 0
             for node_id in self.node_files():
-                count += self._index_node(node_id)
+                count += self._index_node(node_id, rebuilding=True)
+            db.optimize_search()
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
             db.commit()

@@ -28,9 +28,12 @@ from .dialect import Dialect
 from .rules import is_branch_id, parent_of
 
 CATALOG_PATH = "_derived/catalog.db"
-SCHEMA_VERSION = "3"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete); 3: repeats
+SCHEMA_VERSION = "4"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete); 3: repeats; 4: outline
 
-_DDL = """
+_FTS_DDL = """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    id UNINDEXED, title, aliases, tags, summary, tokenize = 'unicode61 remove_diacritics 2'
+)"""
+_DDL = _FTS_DDL + """;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS nodes (
     id TEXT PRIMARY KEY, type TEXT NOT NULL, kind TEXT NOT NULL, parent TEXT,
@@ -38,7 +41,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     created TEXT, updated TEXT, confidence REAL, source TEXT,
     payload TEXT, payload_type TEXT, payload_hash TEXT, coverage TEXT,
     origin TEXT, source_path TEXT, source_hash TEXT, source_size INTEGER,
-    source_mtime REAL, stale INTEGER NOT NULL DEFAULT 0, body_tokens INTEGER
+    source_mtime REAL, stale INTEGER NOT NULL DEFAULT 0, body_tokens INTEGER, outline TEXT
 );
 CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent);
 CREATE INDEX IF NOT EXISTS nodes_origin ON nodes(origin);
@@ -51,9 +54,6 @@ CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS repeats (branch TEXT NOT NULL, child TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS repeats_child ON repeats(child);
 CREATE INDEX IF NOT EXISTS repeats_branch ON repeats(branch);
-CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
-    id UNINDEXED, title, aliases, tags, summary, tokenize = 'unicode61 remove_diacritics 2'
-);
 CREATE TABLE IF NOT EXISTS node_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL);
 CREATE TRIGGER IF NOT EXISTS node_changes_on_insert AFTER INSERT ON nodes BEGIN
     INSERT INTO node_changes (id) VALUES (NEW.id);
@@ -69,8 +69,10 @@ NODE_COLUMNS = (
     "id", "type", "kind", "parent", "title", "summary", "tags", "aliases", "created",
     "updated", "confidence", "source", "payload", "payload_type", "payload_hash",
     "coverage", "origin", "source_path", "source_hash", "source_size", "source_mtime",
-    "stale", "body_tokens",
+    "stale", "body_tokens", "outline",
 )
+# JSON lists, parsed by the reads (outline: the body's section headings, read/headings.py)
+JSON_COLUMNS = ("tags", "aliases", "outline")
 # BM25 column weights: id (unindexed), title heaviest, then aliases, tags, summary.
 BM25_RANK = "bm25(nodes_fts, 0.0, 10.0, 6.0, 3.0, 1.0)"
 
@@ -118,7 +120,10 @@ class Catalog:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
-    def upsert_node(self, fm: dict[str, Any], dialect: Dialect, *, body_tokens: int | None = None) -> None:
+    def upsert_node(self, fm: dict[str, Any], dialect: Dialect, *, body_tokens: int | None = None,
+                    outline: list[str] | None = None, new: bool = False) -> None:
+        """Write the node's row, search entry and links. ``new``: the caller knows the
+        catalog holds no row for this id (a rebuild), so nothing is looked up or deleted."""
         node_id = fm["id"]
         # a hand-edited passport may hold any YAML shape: the catalog keeps what it can
         # read (validate reports the rest), it never fails a reindex over one node
@@ -138,13 +143,14 @@ class Catalog:
             "source_hash": fm.get("source_hash"), "source_size": fm.get("source_size"),
             "source_mtime": fm.get("source_mtime"), "stale": 1 if fm.get("stale") else 0,
             "body_tokens": body_tokens,
+            "outline": None if outline is None else json.dumps(outline, ensure_ascii=False),
         }
         row = {key: _scalar(value) for key, value in row.items()}
         cols = ", ".join(NODE_COLUMNS)
         marks = ", ".join(f":{c}" for c in NODE_COLUMNS)
         # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
         # delete by id would scan the whole index on every write (O(forest size))
-        old = self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        old = None if new else self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
         if old is not None:
             self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (old[0],))
         rowid = self.db.execute(f"INSERT OR REPLACE INTO nodes ({cols}) VALUES ({marks})", row).lastrowid
@@ -152,11 +158,13 @@ class Catalog:
             "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?, ?)",
             (rowid, node_id, row["title"], " ".join(aliases), " ".join(tags), row["summary"]),
         )
-        self.set_edges(node_id, fm.get("links") or [], dialect)
+        self.set_edges(node_id, fm.get("links") or [], dialect, new=new)
 
-    def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect) -> None:
-        self.db.execute("DELETE FROM edges WHERE source = ? AND inferred = 0", (node_id,))
-        self.db.execute("DELETE FROM edges WHERE target = ? AND inferred = 1", (node_id,))
+    def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect, *,
+                  new: bool = False) -> None:
+        if not new:
+            self.db.execute("DELETE FROM edges WHERE source = ? AND inferred = 0", (node_id,))
+            self.db.execute("DELETE FROM edges WHERE target = ? AND inferred = 1", (node_id,))
         for link in links if isinstance(links, list) else []:
             if not isinstance(link, dict):
                 continue
@@ -198,8 +206,18 @@ class Catalog:
         self.db.execute("DELETE FROM repeats WHERE branch = ?", (node_id,))
 
     def delete_all(self) -> None:
-        for table in ("nodes", "edges", "repeats", "nodes_fts"):
+        """Empty the catalog for a rebuild (inside the caller's transaction). The search
+        table is dropped and made anew: FTS5 deletes row by row, re-tokenizing each."""
+        for table in ("nodes", "edges", "repeats"):
             self.db.execute(f"DELETE FROM {table}")
+        self.db.execute("DROP TABLE nodes_fts")
+        self.db.execute(_FTS_DDL)
+
+    def optimize_search(self) -> None:
+        """Merge the search index into one segment (after a rebuild): a query then reads
+        one b-tree per term instead of one per segment, several times faster
+        (bench/README.md, Read engine)."""
+        self.db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')")
 
     # -- reads --------------------------------------------------------------
     def get(self, node_id: str) -> dict[str, Any] | None:

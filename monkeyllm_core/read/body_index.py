@@ -61,6 +61,7 @@ FORMAT = f"3.{FOLD_VERSION}"
 SWEEP_SECONDS = 60.0
 RACY_NS = 1_000_000_000
 MAX_WORDS = 256  # a piece matching more vocabulary words than this narrows nothing worth the query
+COPIES_IN_MEMORY = 64_000_000  # characters of folded copies a process keeps (about 13 MB for 10,000 bodies)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -133,9 +134,14 @@ class BodyIndex:
         self.path = self.root / INDEX_PATH
         self._db: sqlite3.Connection | None = None
         self._swept_at: float | None = None
+        # rowid -> (id, folded copy), as of the index's data_version: reading 10,000
+        # copies out of SQLite costs more than scanning them
+        self._copies: dict[int, tuple[str, str]] | None = None
+        self._copies_version: int | None = None
         self._lock = threading.Lock()  # one connection, one refresh or query at a time
 
     def close(self) -> None:
+        self._copies = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -161,17 +167,45 @@ class BodyIndex:
 
     def _candidates(self, db: sqlite3.Connection, terms: Sequence[str], scope: Scope) -> dict[str, str]:
         where, params = scope.sql("b.id")
-        texts = "SELECT b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid"
+        copies = self._copies_in_memory(db)
+        if copies is None:  # a forest too big to keep: the copies are read with the candidates
+            texts = "SELECT b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid"
+        else:
+            texts = "SELECT b.rowid FROM bodies b"
         found: dict[str, str] = {}
+
+        def add(rows: list) -> None:
+            if copies is None:
+                found.update(rows)
+            else:
+                found.update(copies[rowid] for (rowid,) in rows if rowid in copies)
+
         for term in terms:
             match = self._match_for(db, pieces_of(term))
             if match is None:  # a term that narrows nothing: every body in scope is a candidate
-                return dict(db.execute(f"{texts} WHERE 1{where}", params).fetchall())
+                found.clear()
+                add(db.execute(f"{texts} WHERE 1{where}", params).fetchall())
+                return found
             if match == "":
                 continue  # no indexed word fits: no body holds the term
-            found.update(db.execute(f"{texts} JOIN body_words ON body_words.rowid = b.rowid "
-                                    f"WHERE body_words MATCH ?{where}", [match, *params]).fetchall())
+            add(db.execute(f"{texts} JOIN body_words ON body_words.rowid = b.rowid "
+                           f"WHERE body_words MATCH ?{where}", [match, *params]).fetchall())
         return found
+
+    def _copies_in_memory(self, db: sqlite3.Connection) -> dict[int, tuple[str, str]] | None:
+        """Every folded copy by rowid, read once and kept while the index file is
+        unchanged (``data_version`` moves when another connection commits; this
+        object's own refreshes drop the copies); None past COPIES_IN_MEMORY."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        if self._copies is not None and self._copies_version == version:
+            return self._copies
+        self._copies = None
+        if db.execute("SELECT coalesce(sum(length(folded)), 0) FROM texts").fetchone()[0] > COPIES_IN_MEMORY:
+            return None
+        rows = db.execute("SELECT b.rowid, b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid")
+        self._copies = {rowid: (node_id, folded) for rowid, node_id, folded in rows}
+        self._copies_version = version
+        return self._copies
 
     def forget(self, node_id: str) -> None:
         """Sniff found this body's copy out of date (an edit that moved neither size nor
@@ -371,11 +405,12 @@ class BodyIndex:
         rowid = db.execute("INSERT INTO bodies (id, folder, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?, ?)",
                            (node_id, _folder_of(node_id), st.st_mtime_ns, len(data), digest, racy)).lastrowid
         db.execute("INSERT INTO texts VALUES (?, ?)", (rowid, folded))
+        self._copies = None  # read again, with this one
         db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(words))))
         batch.words |= words
 
-    @staticmethod
-    def _drop(db: sqlite3.Connection, rowid: int) -> None:
+    def _drop(self, db: sqlite3.Connection, rowid: int) -> None:
+        self._copies = None  # read again, without this one
         db.execute("DELETE FROM body_words WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM texts WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM bodies WHERE rowid = ?", (rowid,))

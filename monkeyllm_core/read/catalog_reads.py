@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Literal
 
 from ..errors import VineError
-from ..forest.catalog import NODE_COLUMNS
+from ..forest.catalog import JSON_COLUMNS, NODE_COLUMNS
 from ..forest.dialect import Dialect
 from ..forest.rules import MASTER_ID, check_id, is_branch_id
 
-JSON_COLUMNS = ("tags", "aliases")
 _CHUNK = 500
 
 

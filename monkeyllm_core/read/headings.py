@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 _MAY_MATTER = ("#", "`", "~")
-_ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_ATX_OPEN = re.compile(r"(#{1,6})[ \t]+")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,11 +44,28 @@ def headings(body: str) -> list[Heading]:
         elif stripped.startswith("```") or stripped.startswith("~~~"):
             fence = stripped[:3]
         else:
-            match = _ATX.match(line.rstrip("\r\n"))
-            if match and match.group(2).strip():
-                out.append(Heading(level=len(match.group(1)), text=match.group(2).strip(), start=offset, line=number))
+            found = _atx(line.rstrip("\r\n"))
+            if found is not None:
+                out.append(Heading(level=found[0], text=found[1], start=offset, line=number))
         offset += len(line)
     return out
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line: 1-6 ``#``, a space or tab, the text, an
+    optional closing run of ``#`` after a space or tab. String operations, not one
+    regex: a lazy text group before optional trailing spaces backtracks
+    quadratically on a heading holding a long run of spaces, and the catalog
+    outlines every body it indexes."""
+    opening = _ATX_OPEN.match(line)
+    if opening is None:
+        return None
+    text = line[opening.end():].rstrip(" \t")
+    unclosed = text.rstrip("#")
+    if unclosed != text and unclosed[-1:] in (" ", "\t"):
+        text = unclosed
+    text = text.strip()
+    return (len(opening.group(1)), text) if text else None
 
 
 def _sections_of(heads: list[Heading]) -> list[Heading]:

@@ -24,8 +24,10 @@ a node that matched nothing. ``truncated`` is true when more than ``k`` nodes ma
 """
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
+from operator import itemgetter
 from typing import Any, Iterable
 
 from ..errors import VineError
@@ -58,17 +60,18 @@ def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
         return {"results": [], "truncated": False}
     pool = max(3 * k, 15)
     filters, params = _filters(SCOPES[scope], types)
-    warm = _warm_ids(ctx)
-    everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1, warm)
+    warm = ctx.warm() if ctx.alpha else None  # one snapshot of the heat for the whole call
+    warm_ids = _warm_rowids(ctx, warm)
+    everything = _search(ctx, " AND ".join(t.match() for t in terms), filters, params, pool + 1, warm_ids)
     matched = {node: len(terms) for node in everything}
     if len(everything) <= k and len(terms) > 1:
         anything = _search(ctx, " OR ".join(t.match() for t in _selective(ctx, terms)), filters, params,
-                           pool + 1, warm)
+                           pool + 1, warm_ids)
         extra = [node for node in anything if node not in everything]
         matched.update(_terms_matched(ctx, terms, extra))
         everything.update({node: anything[node] for node in extra})
     more_than_k = len(everything) > k
-    candidates = _ranked(ctx, everything, matched, len(terms))
+    candidates = _ranked(ctx, everything, matched, len(terms), warm)
     results = _results(ctx, candidates[:k])
     response: dict[str, Any] = {"results": results, "truncated": more_than_k}
     shed_tail(response, "results", BUDGET,
@@ -141,36 +144,42 @@ def _document_frequency(ctx: ReadContext, term: Term) -> int | None:
     return None
 
 
-def _warm_ids(ctx: ReadContext) -> list[str]:
-    """The warm nodes: they join the lexical pool whatever its cut, so heat can lift
-    a node that ties with a hundred others (it is never admitted without matching)."""
-    return list(ctx.warm()) if ctx.alpha else []
+def _warm_rowids(ctx: ReadContext, warm: dict[str, float] | None) -> set[int]:
+    """The catalog rowids of the warm nodes (the full-text table shares them)."""
+    if not warm:
+        return set()
+    rows = ctx.db.execute("SELECT rowid FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+                          [json.dumps(list(warm), ensure_ascii=False)])
+    return {rowid for (rowid,) in rows}
 
 
 def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit: int,
-            warm: list[str]) -> dict[str, float]:
-    """id -> BM25 strength (higher is better) of the best ``limit`` matches, and of
-    every warm match.
+            warm: set[int]) -> dict[str, float]:
+    """id -> BM25 strength (higher is better) of the best ``limit`` matches (ties by
+    rowid), and of every warm match.
 
-    One statement, BM25 computed once per row in an inner query (joined with the
-    node rows only afterwards: in a join SQLite computes it twice), and the warm
-    rows picked by a window over the same rows: FTS5 gathers its per-term
-    statistics once per query, so a separate ``rowid IN (...)`` lookup would
-    gather them again for every row."""
+    BM25 is what a query costs: FTS5 computes it for every row the query matches,
+    whatever the LIMIT. So one statement scores every match once, inside the
+    full-text table (joined with the node rows only to filter: in a join SQLite
+    would compute it twice), and the best rows and the warm ones are picked here;
+    only those are then named. A second statement for the warm rows would match
+    the query again, and a ``rowid IN (...)`` given to FTS5 would gather the
+    query's term statistics once per id."""
     scored = f"SELECT rowid, {BM25_RANK} AS rank FROM nodes_fts WHERE nodes_fts MATCH ?"
-    if not warm and not filters:
-        rows = ctx.db.execute(f"SELECT n.id, f.rank FROM ({scored} ORDER BY rank LIMIT ?) AS f "
-                              "JOIN nodes n ON n.rowid = f.rowid ORDER BY f.rank", [match, limit])
-        return {node: -rank for node, rank in rows}
-    joined = f"SELECT n.id AS id, f.rank AS rank FROM ({scored}) AS f JOIN nodes n ON n.rowid = f.rowid WHERE 1{filters}"
-    if not warm:
-        rows = ctx.db.execute(f"{joined} ORDER BY f.rank LIMIT ?", [match, *params, limit])
-        return {node: -rank for node, rank in rows}
-    rows = ctx.db.execute(
-        f"SELECT id, rank FROM (SELECT id, rank, row_number() OVER (ORDER BY rank) AS place FROM ({joined})) "
-        f"WHERE place <= ? OR id IN (SELECT value FROM json_each(?)) ORDER BY rank",
-        [match, *params, limit, json.dumps(warm, ensure_ascii=False)])
-    return {node: -rank for node, rank in rows}
+    if filters:
+        rows = ctx.db.execute(f"SELECT f.rowid, f.rank FROM ({scored}) AS f JOIN nodes n ON n.rowid = f.rowid "
+                              f"WHERE 1{filters}", [match, *params]).fetchall()
+    else:
+        rows = ctx.db.execute(scored, [match]).fetchall()
+    # FTS5 yields rows by rowid and nsmallest is stable: ties go to the lower rowid
+    chosen = dict(heapq.nsmallest(limit, rows, key=itemgetter(1)))
+    if warm:
+        chosen.update((rowid, rank) for rowid, rank in rows if rowid in warm)
+    if not chosen:
+        return {}
+    names = dict(ctx.db.execute("SELECT rowid, id FROM nodes WHERE rowid IN (SELECT value FROM json_each(?))",
+                                [json.dumps(list(chosen))]))
+    return {names[rowid]: -rank for rowid, rank in chosen.items() if rowid in names}
 
 
 def _terms_matched(ctx: ReadContext, terms: list[Term], ids: list[str]) -> dict[str, int]:
@@ -200,13 +209,15 @@ def _carries(folded: str, term: Term) -> bool:
     return False
 
 
-def _ranked(ctx: ReadContext, bm25: dict[str, float], matched: dict[str, int], asked: int) -> list[tuple[str, float, float, float]]:
-    """(id, score, strength, heat), best first."""
+def _ranked(ctx: ReadContext, bm25: dict[str, float], matched: dict[str, int], asked: int,
+            warm: dict[str, float] | None) -> list[tuple[str, float, float, float]]:
+    """(id, score, strength, heat), best first. ``warm``: the call's snapshot of every
+    warm node (None when heat is off: the heat shown is then read for these ids)."""
     best = max(bm25.values(), default=0.0) or 1.0
     raw = {node: max(matched.get(node, 1), 1) / asked * (1.0 + max(value, 0.0) / best) / 2.0
            for node, value in bm25.items()}
     top = max(raw.values(), default=1.0) or 1.0
-    heat = ctx.heat_of(raw)
+    heat = {node: warm.get(node, 0.0) for node in raw} if warm is not None else ctx.heat_of(raw)
     ranked = []
     for node, value in raw.items():
         strength = value / top

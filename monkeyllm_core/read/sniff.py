@@ -18,14 +18,15 @@ read from disk, each checked against the index's copy.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Sequence
+from itertools import islice
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
 from .body_index import BodyIndex, Scope, read_body
 from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
-from .literal import MATCHES_SHOWN, BodyScan, scan_folded
+from .literal import MATCHES_SHOWN, scan_folded, terms_and_lines
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
@@ -58,11 +59,11 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
             body = read_body(bodies.root, node_id)
             if body:
                 texts[node_id] = fold(body)
-    ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
-    results = _shown(bodies, ranked[:k], folded)
-    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": len(ranked) > k}
+    matched, ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
+    results = _shown(bodies, islice(ranked, k), folded)
+    response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": matched > k}
     if response["truncated"]:
-        response["hint"] = (f"{len(ranked)} nodes matched; the first {k} are shown. Narrow with "
+        response["hint"] = (f"{matched} nodes matched; the first {k} are shown. Narrow with "
                             "scope=<branch>, add a term, or raise k.")
     shed_tail(response, "results", BUDGETS["sniff"],
               hint="The answer was cut to fit 800 tokens: narrow with scope=<branch> or a rarer term, "
@@ -71,36 +72,52 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
 
 
 def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[str] | None, target: Scope,
-            heat_of: HeatOf, alpha: float) -> list[tuple[str, str, str, BodyScan, float, float]]:
-    """(id, type, title, scan, score, heat) of every body holding a term, best first."""
+            heat_of: HeatOf, alpha: float) -> tuple[int, Iterator[tuple[str, str, float, float]]]:
+    """How many bodies hold a term, and their (id, folded body, score, heat), best first.
+
+    The score needs only the terms a body holds (a C-level ``in`` each); its lines,
+    the tie-break, are counted for one score at a time, as the caller reads on
+    (``terms_and_lines``): results past the budget are never read, and the
+    bodies holding every term usually come first and are few."""
+    allowed = _of_types(catalog, wanted, target) if wanted is not None else None
     found = []
-    for node_id, node_type, title in _described(catalog, texts, wanted, target):
-        scan = scan_folded(texts[node_id], folded)
-        if scan.lines:
-            found.append((node_id, node_type, title, scan))
+    for node_id, text in texts.items():
+        if allowed is not None and node_id not in allowed:
+            continue
+        held = sum(1 for term in folded if term in text)
+        if held:
+            found.append((node_id, text, held))
     heat = heat_of([node_id for node_id, *_ in found]) if found else {}
-    ranked = []
-    for node_id, node_type, title, scan in found:
+    scored: dict[float, list[tuple[str, str, float, float]]] = {}
+    for node_id, text, held in found:
         node_heat = float(heat.get(node_id, 0.0))
-        score = scan.terms_held / len(folded) * (1 + alpha * node_heat)
-        ranked.append(((-score, -scan.match_count, node_id), (node_id, node_type, title, scan, score, node_heat)))
-    ranked.sort(key=lambda entry: entry[0])
-    return [entry for _, entry in ranked]
+        score = held / len(folded) * (1 + alpha * node_heat)
+        scored.setdefault(score, []).append((node_id, text, score, node_heat))
+
+    def best_first() -> Iterator[tuple[str, str, float, float]]:
+        for score in sorted(scored, reverse=True):
+            tied = scored[score]
+            lines = {entry[0]: terms_and_lines(entry[1], folded)[1] for entry in tied}
+            tied.sort(key=lambda entry: (-lines[entry[0]], entry[0]))
+            yield from tied
+    return len(found), best_first()
 
 
-def _shown(bodies: BodyIndex, ranked: list[tuple[str, str, str, BodyScan, float, float]],
+def _shown(bodies: BodyIndex, ranked: Iterable[tuple[str, str, float, float]],
            folded: list[str]) -> list[dict[str, Any]]:
     """The results, their matches shown from the files on disk, as many as may fit."""
     results: list[dict[str, Any]] = []
     room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
-    for node_id, node_type, title, scan, score, node_heat in ranked:
+    for node_id, text, score, node_heat in ranked:
         if room < 0:
             break  # only the results that may show are read from disk
         body = read_body(bodies.root, node_id)
-        if body is None or fold(body) != scan.folded_body:
+        scan = scan_folded(text, folded)
+        if body is None or fold(body) != text:
             bodies.forget(node_id)  # the index held an older body: it reads it again next time
             if not body or not (scan := scan_folded(fold(body), folded)).lines:
                 continue
+        node_type, title = _described(bodies.catalog, node_id)
         results.append({
             "id": node_id, "type": node_type, "title": title, "trail": trail_of(node_id),
             "score": round(score, 4), "heat": round(node_heat, 4), "match_count": scan.match_count,
@@ -187,18 +204,13 @@ def _ids_in_scope(catalog: Any, target: Scope) -> list[str]:
     return [row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)]
 
 
-def _described(catalog: Any, ids: Collection[str], wanted: set[str] | None, target: Scope) -> list[tuple[str, str, str]]:
-    """(id, type, title) of the bananas among ``ids`` of a wanted type, in id order."""
-    if len(ids) > 1000:  # most of the scope: one pass over it beats a thousand lookups
-        where, params = target.sql("id")
-        rows = catalog.db.execute(f"SELECT id, type, title FROM nodes WHERE kind = 'banana'{where}", params)
-        return sorted(row for row in rows if row[0] in ids and (wanted is None or row[1] in wanted))
-    ordered = sorted(ids)
-    out: list[tuple[str, str, str]] = []
-    for at in range(0, len(ordered), 500):
-        chunk = ordered[at:at + 500]
-        rows = catalog.db.execute(
-            f"SELECT id, type, title FROM nodes WHERE kind = 'banana' AND id IN ({', '.join('?' * len(chunk))})",
-            chunk)
-        out += [row for row in rows if wanted is None or row[1] in wanted]
-    return sorted(out)
+def _of_types(catalog: Any, wanted: set[str], target: Scope) -> set[str]:
+    """The bananas in scope of a wanted type."""
+    where, params = _scope_sql(target, wanted)
+    return {row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)}
+
+
+def _described(catalog: Any, node_id: str) -> tuple[str | None, str | None]:
+    """(type, title) of a banana shown."""
+    row = catalog.db.execute("SELECT type, title FROM nodes WHERE id = ?", (node_id,)).fetchone()
+    return (row[0], row[1]) if row else (None, None)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import VineError, estimate_tokens
 from ..forest.passport import render_node
 from ..forest.rules import is_branch_id, node_path
+from ..read.headings import outline
 from .payloads import undo_payloads
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class WriteTransaction:
             text = render_node(fm, body)
         self.files[rel] = text
         self.nodes = [n for n in self.nodes if n[0]["id"] != fm["id"]]
-        self.nodes.append((fm, estimate_tokens(body), repeats))
+        self.nodes.append((fm, estimate_tokens(body), outline(body), repeats))
 
     def settled_backups(self) -> list[Path]:
         """Once applied: the replaced payloads' backups, garbage at the next checkpoint."""
@@ -106,8 +107,8 @@ class WriteTransaction:
                 originals[rel] = self.files_on_disk.read(rel)
                 self.files_on_disk.write(rel, text, encoded[rel])
             catalog.begin()
-            for fm, body_tokens, repeats in self.nodes:
-                catalog.upsert_node(fm, dialect, body_tokens=body_tokens)
+            for fm, body_tokens, sections, repeats in self.nodes:
+                catalog.upsert_node(fm, dialect, body_tokens=body_tokens, outline=sections)
                 if repeats is not None:
                     catalog.set_repeats(fm["id"], repeats)
             sha = committer.commit(message, encoded)

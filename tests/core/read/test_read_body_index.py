@@ -187,3 +187,21 @@ def test_the_index_never_reaches_git(vine):
     assert (vine.root / INDEX_PATH).is_file()
     assert git("status", "--porcelain", "--untracked-files=all") == ""
     assert not any(path.startswith("_derived") for path in git("ls-files").splitlines())
+
+
+def test_answers_are_the_same_whether_the_copies_are_kept_in_memory_or_not(vine, monkeypatch):
+    """A forest past COPIES_IN_MEMORY reads the copies with the candidates: the same answers."""
+    plant_notes(vine)
+    vine.plant({"id": "notes/gamma", "type": "note", "title": "Gamma", "summary": "Gamma note.",
+                "body": "# Gamma\n\n## Codes\n\nQX-1001 and qx-1001 again.\nThe code, once more: QX-1001.\n"})
+    queries = [["QX-1001"], ["code"], ["special", "code"], ["no such thing"], ["co"]]
+    with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
+        kept = [sniff(index, terms, k=10) for terms in queries]
+        assert index._copies is not None  # this small forest's copies are in memory
+    monkeypatch.setattr("monkeyllm_core.read.body_index.COPIES_IN_MEMORY", 0)
+    with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
+        read = [sniff(index, terms, k=10) for terms in queries]
+        assert index._copies is None
+    assert read == kept
+    assert [r["id"] for r in kept[0]["results"]] == ["notes/gamma", "notes/alpha"]
+    assert kept[0]["results"][0]["match_count"] == 2

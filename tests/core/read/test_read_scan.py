@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -101,21 +102,27 @@ def test_a_banana_is_no_parent_and_a_missing_branch_is_not_found(shared_reader):
     assert err.value.code == "E_NOT_FOUND"
 
 
-def test_no_node_file_is_opened(read_forest):
-    """An audit hook in a real interpreter sees every file Python opens: none is a node."""
+def node_files_opened(forest, call: str) -> dict:
+    """Run ``call`` (a scan on ``vine``) in a real interpreter whose audit hook sees
+    every file Python opens: the node files it opened, and what it returned."""
     script = textwrap.dedent(f"""
         import json, sys
         from monkeyllm_core import Vine
-        vine = Vine({str(read_forest)!r}, writable=False)
+        vine = Vine({str(forest)!r}, writable=False)
         vine.scan("catalog/_index")  # the first read checks the catalog, opens the heat store
         opened = []
         sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
-        result = vine.scan("_index", filter={{"tags_any": ["sales"]}}, fields=["id", "tags", "trail"], recursive=True)
-        print(json.dumps({{"opened": [p for p in opened if p.endswith(".md")], "n": len(result["nodes"])}}))
+        result = {call}
+        print(json.dumps({{"opened": [p for p in opened if p.endswith(".md")], "nodes": result["nodes"]}}))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    out = json.loads(proc.stdout)
-    assert out["opened"] == [] and out["n"] > 5
+    return json.loads(proc.stdout)
+
+
+def test_no_node_file_is_opened(read_forest):
+    out = node_files_opened(read_forest, 'vine.scan("_index", filter={"tags_any": ["sales"]}, '
+                                         'fields=["id", "tags", "trail"], recursive=True)')
+    assert out["opened"] == [] and len(out["nodes"]) > 5
 
 
 def test_scan_opens_no_node_file(read_forest):
@@ -133,3 +140,52 @@ def test_scan_opens_no_node_file(read_forest):
         response = reader.scan("_index", fields=["id", "type", "tags"], recursive=True, limit=100)
         watching.clear()
     assert len(response["nodes"]) > 10 and opened == []
+
+
+def test_outline_is_a_field_with_the_same_headings_look_shows(shared_reader):
+    """scan serves outline from the catalog, as look computes it from the body, for every node."""
+    nodes = [node for branch in ("sales", "contracts", "people", "relatorios", "_index")
+             for node in shared_reader.scan(branch, fields=["id", "outline"], limit=200)["nodes"]]
+    assert len(nodes) > 12
+    for node in nodes:
+        digest = shared_reader.look(node["id"], fields=["outline"])
+        if "outline" in digest:  # a banana's digest
+            assert node["outline"] == digest["outline"], node["id"]
+        assert isinstance(node["outline"], list)
+    outlines = {n["id"]: n["outline"] for n in nodes}
+    assert outlines["sales/exchange-policy"] == shared_reader.look("sales/exchange-policy")["outline"] != []
+
+
+def test_outline_comes_from_the_catalog_with_no_file_opened(read_forest):
+    out = node_files_opened(read_forest, 'vine.scan("sales", fields=["id", "outline"])')
+    assert out["opened"] == []
+    assert {n["id"]: n["outline"] for n in out["nodes"]}["sales/exchange-policy"] == ["Channels", "Deadlines",
+                                                                                      "Invoice rules"]
+
+
+def test_a_write_and_a_hand_edit_both_reach_the_outline(read_forest):
+    with Vine(read_forest) as writer:
+        writer.plant({"id": "sales/returns-desk", "type": "note", "title": "Returns desk",
+                      "summary": "Who staffs the returns desk.", "body": "# Returns desk\n\n## Staff\n\nA.\n\n## Hours\n\nB.\n"})
+    with Vine(read_forest, writable=False) as reader:
+        nodes = {n["id"]: n for n in reader.scan("sales", fields=["outline"], limit=50)["nodes"]}
+        assert nodes["sales/returns-desk"]["outline"] == ["Staff", "Hours"]
+    path = read_forest / "sales" / "returns-desk.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("## Hours", "## Opening hours"), encoding="utf-8")
+    subprocess.run(["git", "-C", str(read_forest), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam",
+                    "hand edit"], check=True, capture_output=True)
+    with Vine(read_forest, writable=False) as reader:  # another commit: the catalog is rebuilt from the files
+        nodes = {n["id"]: n for n in reader.scan("sales", fields=["outline"], limit=50)["nodes"]}
+        assert nodes["sales/returns-desk"]["outline"] == ["Staff", "Opening hours"]
+
+
+def test_a_catalog_of_the_layout_before_outline_is_rebuilt(read_forest):
+    db_path = read_forest / "_derived" / "catalog.db"
+    con = sqlite3.connect(db_path)
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.execute("UPDATE nodes SET outline = NULL")
+    con.commit()
+    con.close()
+    with Vine(read_forest, writable=False) as reader:
+        nodes = {n["id"]: n for n in reader.scan("sales", fields=["outline"], limit=50)["nodes"]}
+    assert nodes["sales/exchange-policy"]["outline"] == ["Channels", "Deadlines", "Invoice rules"]
