@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Callable, Literal, Protocol
 
 from . import branches as br
 from .dialect import SCHEMA_PATH, Dialect
@@ -75,14 +75,15 @@ class Validation:
     note: str | None = None  # set when a writer was at work: what was checked instead, what was not
 
 
-def check_forest(vine: Vine) -> Validation:
+def check_forest(vine: Vine, *, hash_of: Callable[[Path], str] | None = None) -> Validation:
     """The files, when no writer comes or goes while they are read; else the last
-    committed state, with a note naming the writer and what was not checked."""
+    committed state, with a note naming the writer and what was not checked.
+    ``hash_of``: as for ``validate_forest``."""
     state = probe(vine.root)
     for _ in range(FILE_READ_ATTEMPTS):
         if state.active:
             break
-        findings = validate_forest(vine)
+        findings = validate_forest(vine, hash_of=hash_of)
         count = len(vine.node_files())
         after = probe(vine.root)
         if after == state:
@@ -100,15 +101,20 @@ def _check_committed(root: Path, state: LockState) -> Validation:
     return Validation(_findings(committed, payload_root=None), len(committed.node_files()), note)
 
 
-def validate_forest(vine: Vine) -> list[Finding]:
-    """Every finding in the forest's files as they are now."""
-    return _findings(vine, payload_root=vine.root)
+def validate_forest(vine: Vine, *, hash_of: Callable[[Path], str] | None = None) -> list[Finding]:
+    """Every finding in the forest's files as they are now. ``hash_of`` gives a
+    payload file's sha256 (default: read the file); the Ranger passes the cache
+    its health report hashes through, so a cycle reads each payload once."""
+    return _findings(vine, payload_root=vine.root, hash_of=hash_of)
 
 
-def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
+def _findings(forest: _Nodes, *, payload_root: Path | None,
+              hash_of: Callable[[Path], str] | None = None) -> list[Finding]:
     """``payload_root`` None: payloads are not checked (committed passports describe
     the payloads of their commit, not the ones on disk now)."""
-    from ..hashing import sha256_file
+    if hash_of is None:
+        from ..hashing import sha256_file
+        hash_of = sha256_file
     findings: list[Finding] = []
 
     def add(level: Literal["error", "warning"], code: str, node: str, message: str) -> None:
@@ -165,7 +171,7 @@ def _findings(forest: _Nodes, *, payload_root: Path | None) -> list[Finding]:
             path = payload_root / rel
             if not path.is_file():
                 absent.append(node_id)
-            elif fm.get("payload_hash") and sha256_file(path) != fm["payload_hash"]:
+            elif fm.get("payload_hash") and hash_of(path) != fm["payload_hash"]:
                 add("warning", "W_PAYLOAD_DRIFT", node_id,
                     f"payload {fm['payload']} does not match payload_hash (changed outside tend)")
 

@@ -79,10 +79,10 @@ def run_cycle(root: str | Path, *, dry_run: bool = False, payload_hashes: Payloa
                                             if landmarks.commit else [])
         report.failed = tending.failed
         if dry_run:
-            checked = check_forest(vine)
+            checked = check_forest(vine, hash_of=hashes.of)
             findings, note = checked.findings, checked.note
         else:
-            findings, note = validate_forest(vine), None
+            findings, note = validate_forest(vine, hash_of=hashes.of), None
         report.health = health_report(vine, findings=findings, note=note, degrees=degrees, heat=heat,
                                       payload_hashes=hashes)
         report.health["payload_cache"] = {"cap_gb": settings.payload_cache_gb, "evicted": 0,

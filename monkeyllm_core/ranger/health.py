@@ -16,7 +16,9 @@
 - ``heat``: the table's size and shape after evaporation;
 - ``payloads``: a passport's payload absent, or its bytes no longer its
   ``payload_hash``. The hash of a file whose size and mtime have not moved since
-  the last cycle of this process is not computed again (``PayloadHashes``).
+  the last cycle of this process is not computed again (``PayloadHashes``), and
+  validate's drift check in the same cycle reads the same cache, so a payload is
+  hashed at most once per cycle.
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from ..hashing import sha256_file
 from ..store.committed import CommittedForest
 from ..store.history import run_git
 from ..writing.writer_probe import probe
+from .absent import absent_payloads_message
 from .bundle import write_bundle
 from .named import NamedPayload, named_payloads
 from .sidecar import Entry, Manifest, PayloadChanged, SidecarItem, write_sidecar
@@ -119,7 +120,6 @@ def _sidecar_items(root: Path, by_path: dict[str, list[NamedPayload]]) -> list[S
         digest = hashes.pop() if hashes else sha256_file(source)
         items.append(SidecarItem(Entry(path, digest, st.st_size), source))
     if missing:
-        from .absent import absent_payloads_message
         raise VineError("E_NOT_FOUND", f"cannot carry the payloads: {absent_payloads_message(missing)}",
                         "Or snapshot the history alone, without --with-payloads.")
     return items

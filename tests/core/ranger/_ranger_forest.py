@@ -2,8 +2,11 @@
 by real hunts (read-only Vine reads, then ``close_session(True, ...)``)."""
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sqlite3
+import sys
 import time
 from contextlib import closing
 from pathlib import Path
@@ -56,3 +59,27 @@ def link(target: str, confidence: float | None = None, rel: str = "related-to") 
     if confidence is not None:
         out["confidence"] = confidence
     return out
+
+
+_watching: list[tuple[str, list[str]]] = []  # (path, the mode of each open of it), innermost last
+
+
+def _record_opens(event: str, args: tuple) -> None:
+    if event == "open" and _watching and isinstance(args[0], (str, os.PathLike)):
+        path, opened = _watching[-1]
+        if os.fspath(args[0]) == path:
+            opened.append(str(args[1]))
+
+
+sys.addaudithook(_record_opens)  # hooks cannot be removed: it records only inside opens_of
+
+
+@contextlib.contextmanager
+def opens_of(path: Path):
+    """Each time the interpreter opened ``path`` inside the block (an audit hook sees every open)."""
+    opened: list[str] = []
+    _watching.append((str(path), opened))
+    try:
+        yield opened
+    finally:
+        _watching.pop()

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 
 from monkeyllm_core import Vine, render_node
-from monkeyllm_core.ranger import run_cycle
+from monkeyllm_core.ranger import PayloadHashes, run_cycle
 
-from _ranger_forest import hunt, link
+from _ranger_forest import hunt, link, opens_of
 
 
 def test_health_names_what_a_person_should_look_at_and_deletes_nothing(brain, tmp_path):
@@ -67,3 +67,26 @@ def test_a_vanished_source_marked_stale_by_sync_is_reported_too(brain, tmp_path)
     health = run_cycle(brain.root).health
     assert health["sources_missing"] == [{"id": "plans", "source": str((export / "plans.md").resolve()),
                                           "marked_stale": True}]
+
+
+def test_a_cycle_reads_each_payload_once_and_a_service_rereads_only_a_changed_one(brain, tmp_path):
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "prices.csv").write_text("item,price\npen,2\n")
+    assert brain.cli("adopt", str(export)).returncode == 0
+    payload = brain.root / "prices.db"
+    hashes = PayloadHashes()  # what `vine ranger --every` keeps from one cycle to the next
+    with opens_of(payload) as first:
+        health = run_cycle(brain.root, payload_hashes=hashes).health
+    # validate's drift check and the health report's share one hash of the file
+    assert len(first) == 1 and health["payloads"] == {"checked": 1, "missing": [], "drifted": []}
+    with opens_of(payload) as second:
+        health = run_cycle(brain.root, payload_hashes=hashes).health
+    assert second == [] and health["payloads"]["drifted"] == [] and health["validate"]["warnings"] == 0
+    with sqlite3.connect(payload) as db:
+        db.execute("INSERT INTO prices VALUES ('ink', 9)")
+    db.close()
+    with opens_of(payload) as third:
+        health = run_cycle(brain.root, payload_hashes=hashes).health
+    # a new size and mtime: hashed again, once, and both validate and the report see the drift
+    assert len(third) == 1 and health["payloads"]["drifted"] == ["prices"] and health["validate"]["warnings"] == 1
