@@ -10,7 +10,6 @@ revoke takes effect on its next request.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -96,5 +95,7 @@ def _out(text: str) -> None:
 
 
 def _wire(response: Any) -> str:
-    """``monkeyllm_core.read.contract.wire``'s compact JSON, without importing the engine for `vine keys`."""
-    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+    # imported here, not at the top, so `vine --help` loads none of the engine;
+    # contract is json and the errors module alone
+    from monkeyllm_core.read.contract import wire
+    return wire(response)

@@ -95,7 +95,7 @@ async def answer_call(service: ForestService, args: Any, client: str, model: Ans
                 return commit, found, cache.get(found)
             except (OSError, sqlite3.Error):
                 return commit, found, None  # a broken cache is a miss; storing then says why in the trace
-        head, key, hit = await _on_forest(service, lookup)
+        head, key, hit = await service.arun_on_thread(lookup)
         if hit is not None:
             return _from_cache(*hit, started=started, prices=model.prices)
     meter = Meter()
@@ -162,7 +162,7 @@ async def _sources(service: ForestService, evidence: list[str]) -> list[dict[str
     """The catalog's passport of each evidence id (one that is gone since is left out)."""
     def rows(reader: Any) -> list[dict[str, Any]]:
         return [_source(row) for row in map(reader.catalog.get, evidence) if row is not None]
-    return await _on_forest(service, rows) if evidence else []
+    return await service.arun_on_thread(rows) if evidence else []
 
 
 async def _store(service: ForestService, cache: AnswerCache, key: Any, head: Any,
@@ -177,7 +177,7 @@ async def _store(service: ForestService, cache: AnswerCache, key: Any, head: Any
         except (OSError, sqlite3.Error) as exc:
             problem = f"{type(exc).__name__}: {exc}"
         return {"step": "cache", "ok": False, "detail": f"not cached: {problem}"}
-    return await _on_forest(service, put)
+    return await service.arun_on_thread(put)
 
 
 def _from_cache(stored: dict[str, Any], stored_at: float, *, started: float, prices: Prices | None) -> dict[str, Any]:
@@ -191,10 +191,6 @@ def _from_cache(stored: dict[str, Any], stored_at: float, *, started: float, pri
                          "total_ms": total}
     response["cost"] = meter.cost(prices)
     return response
-
-
-async def _on_forest(service: ForestService, work: Any) -> Any:
-    return await asyncio.wrap_future(service.run_on_thread(work))
 
 
 def _ms_since(started: float) -> float:

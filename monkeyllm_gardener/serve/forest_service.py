@@ -56,14 +56,18 @@ class ForestService:
         if tool.writes and self.readonly:
             raise VineError("E_READONLY", f"{self.name} is served read-only: {tool.name} is not offered",
                             "Serve it without --readonly to write, or use a key that may write.")
-        if self._closed:
-            raise VineError("E_READONLY", f"{self.name} is no longer served", "The server is shutting down.")
+        self._check_open()
         return self._thread.submit(self._run, tool, checked, client)
 
     def run_on_thread(self, work: Any) -> concurrent.futures.Future:
         """Run ``work(reader)`` on the forest's thread with its reader (``view`` and
         other host-side calls that read the forest)."""
+        self._check_open()
         return self._thread.submit(lambda: work(self._open_reader()))
+
+    async def arun_on_thread(self, work: Any) -> Any:
+        """``run_on_thread`` for an event loop, awaited."""
+        return await asyncio.wrap_future(self.run_on_thread(work))
 
     @staticmethod
     def tool(name: str) -> Tool:
@@ -81,6 +85,10 @@ class ForestService:
         reader = self._open_reader()
         with reader.client_session(client):
             return tool.run(reader, args)
+
+    def _check_open(self) -> None:
+        if self._closed:  # a closed executor would refuse with a bare RuntimeError
+            raise VineError("E_READONLY", f"{self.name} is no longer served", "The server is shutting down.")
 
     def _open_reader(self) -> Vine:
         if self._reader is None:

@@ -20,7 +20,6 @@ only what it may see. Each MCP client hunts in its own session (``client_key``).
 """
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 import mimetypes
@@ -39,6 +38,7 @@ from .answer import answer_call as run_answer
 from .answer_model import AnswerModel
 from .forest_service import DEFAULT_CLIENT
 from .forests import Forests
+from .payloads import missing_payload, payload_in_forest
 from .principal import SESSION_HEADER, Principal, check_session_name, principal_of
 from .tools import TOOLS, Tool, check_args
 
@@ -133,7 +133,7 @@ def _answer_for(tool: Tool, forests: Forests, answer_model: AnswerModel | None) 
         async def answer_view(arguments: dict[str, Any], context: Context) -> list[ContentBlock]:
             service = _service(forests, arguments, caller(context), writes=False)
             node_id = check_args(tool, arguments)["id"]
-            data, mime_type = await asyncio.wrap_future(service.run_on_thread(lambda reader: image_of(reader, node_id)))
+            data, mime_type = await service.arun_on_thread(lambda reader: image_of(reader, node_id))
             return [ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)]
         return answer_view
 
@@ -191,22 +191,15 @@ def image_of(reader: Vine, node_id: str) -> tuple[bytes, str]:
                         + (f" (its payload is {kind})" if kind else ""),
                         "view shows media nodes whose payload_type is image; scan with "
                         "filter={\"payload_type\": \"image\"} to find them.")
-    path = reader.payload_path(node_id)
-    assert path is not None  # payload_type without payload is refused by the writer
-    root = reader.root.resolve()
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root):  # a payload symlinked out of the forest is not the forest's
-        raise VineError("E_NOT_FOUND", f"{node_id}: payload {frontmatter['payload']} is outside the forest",
-                        "Copy the image into the forest (re-adopt its source).")
+    path = payload_in_forest(reader, node_id, frontmatter)
     try:
-        size = resolved.stat().st_size
+        size = path.stat().st_size
     except OSError:
-        raise VineError("E_NOT_FOUND", f"{node_id}: payload {frontmatter['payload']} is missing",
-                        "Restore the file beside the passport, or re-adopt its source.") from None
+        raise missing_payload(node_id, frontmatter) from None
     if size > VIEW_LIMIT_BYTES:
         raise VineError("E_UNSUPPORTED", f"{node_id}: the image is {size / 2**20:.1f} MiB, over view's 6 MiB cap",
                         f"Open it from the forest instead: {path.relative_to(reader.root).as_posix()}.")
-    return resolved.read_bytes(), _mime_type(Path(str(frontmatter["payload"])))
+    return path.read_bytes(), _mime_type(Path(str(frontmatter["payload"])))
 
 
 def _mime_type(payload: Path) -> str:

@@ -21,7 +21,6 @@ never share a session, and one key can run several hunts apart.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import mimetypes
@@ -44,6 +43,7 @@ from .forest_service import ForestService
 from .forests import Forests
 from .answer import answer_call as run_answer
 from .answer_model import AnswerModel
+from .payloads import missing_payload, payload_in_forest
 from .principal import SESSION_HEADER, Principal, check_session_name, principal_of
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class RestApi:
         forest, node_id = request.path_params["forest"], request.path_params["node_id"]
         principal.check(forest, writes=False)
         service = self.forests.service(forest)
-        opened = await asyncio.wrap_future(service.run_on_thread(lambda reader: open_payload(reader, node_id)))
+        opened = await service.arun_on_thread(lambda reader: open_payload(reader, node_id))
         return opened.response()
 
 
@@ -230,24 +230,14 @@ class OpenedPayload:
 def open_payload(reader: Vine, node_id: str) -> OpenedPayload:
     """Open a node's payload file (on the forest's thread): only a file inside the forest."""
     frontmatter = reader.read(node_id).frontmatter  # E_NOT_FOUND for no such node
-    path = reader.payload_path(node_id)  # E_FRONTMATTER for a payload naming a path outside its folder
-    if path is None:
-        raise VineError("E_NOT_FOUND", f"{node_id} has no payload",
-                        "Datasets and media nodes carry a payload file; pick reads a node's body.")
-    root = reader.root.resolve()
-    real = path.resolve()
-    if not real.is_relative_to(root):  # a symlink out of the forest
-        raise VineError("E_NOT_FOUND", f"{node_id}: its payload is not inside the forest",
-                        "Payloads are files beside their passport.")
+    real = payload_in_forest(reader, node_id, frontmatter)
     try:
         fh = open(real, "rb")
     except OSError:
-        fh = None
-    if fh is None or not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-        if fh is not None:
-            fh.close()
-        raise VineError("E_NOT_FOUND", f"{node_id}: payload {frontmatter.get('payload')} is missing",
-                        "Restore the file beside the passport, or re-adopt its source.")
+        raise missing_payload(node_id, frontmatter) from None
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # a device, say: only a regular file is streamed
+        fh.close()
+        raise missing_payload(node_id, frontmatter)
     if frontmatter.get("payload_type") == "sqlite":
         media_type = "application/vnd.sqlite3"
     else:

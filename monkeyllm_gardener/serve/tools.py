@@ -15,7 +15,7 @@ only the schema and the description.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from monkeyllm_core import Vine, VineError
@@ -34,7 +34,6 @@ class Tool:
     required: tuple[str, ...] = ()
     writes: bool = False
     run: Callable[[Vine, dict[str, Any]], dict[str, Any]] | None = None  # None: the host answers it
-    defaults: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": self.properties, "required": list(self.required),

@@ -11,6 +11,14 @@ from monkeyllm_gardener.serve.forests import Forests
 from monkeyllm_gardener.serve.tools import TOOLS
 
 
+@pytest.fixture
+def forests(served_forest):
+    """The test forest served alone (``--forest``), closed after the test."""
+    served = Forests(forest=served_forest)
+    yield served
+    served.close()
+
+
 def error_of(call):
     with pytest.raises(VineError) as caught:
         call()
@@ -37,50 +45,34 @@ def test_every_tool_schema_names_the_vine_parameters():
     ({"query": "x", "scope": "trees"}, "locate: scope must be one of all, branches, bananas, not 'trees'"),
     (["x"], "locate: the arguments must be a JSON object, not list"),
 ])
-def test_a_wrong_argument_object_is_e_schema_before_any_work(served_forest, args, message):
-    forests = Forests(forest=served_forest)
-    try:
-        error = error_of(lambda: forests.service(None).call("locate", args))
-    finally:
-        forests.close()
+def test_a_wrong_argument_object_is_e_schema_before_any_work(forests, args, message):
+    error = error_of(lambda: forests.service(None).call("locate", args))
     assert error["code"] == "E_SCHEMA" and error["message"] == message
 
 
-def test_an_unknown_primitive_is_e_not_found_naming_the_real_ones(served_forest):
-    forests = Forests(forest=served_forest)
-    try:
-        error = error_of(lambda: forests.service(None).call("drop_table", {}))
-    finally:
-        forests.close()
+def test_an_unknown_primitive_is_e_not_found_naming_the_real_ones(forests):
+    error = error_of(lambda: forests.service(None).call("drop_table", {}))
     assert error["code"] == "E_NOT_FOUND" and "locate" in error["hint"] and "harvest" in error["hint"]
 
 
-def test_an_answered_write_is_on_the_branch_and_the_next_read_sees_it(served_forest):
-    forests = Forests(forest=served_forest)
+def test_an_answered_write_is_on_the_branch_and_the_next_read_sees_it(served_forest, forests):
     service = forests.service("acme")
-    try:
-        service.call("locate", {"query": "okapi"})  # the reader is open before the write
-        planted = service.call("plant", {"node": {"id": "people/okapi-keeper", "type": "entity",
-                                                  "title": "Okapi keeper", "summary": "Looks after the okapi."}})
-        ref = subprocess.run(["git", "rev-parse", "HEAD"], cwd=served_forest, capture_output=True, text=True)
-        assert planted["commit"] == ref.stdout.strip()
-        assert service.call("locate", {"query": "okapi keeper"})["results"][0]["id"] == "people/okapi-keeper"
-        assert not (served_forest / ".vine.lock").exists() or (served_forest / ".vine.lock").read_text() == ""
-    finally:
-        forests.close()
+    service.call("locate", {"query": "okapi"})  # the reader is open before the write
+    planted = service.call("plant", {"node": {"id": "people/okapi-keeper", "type": "entity",
+                                              "title": "Okapi keeper", "summary": "Looks after the okapi."}})
+    ref = subprocess.run(["git", "rev-parse", "HEAD"], cwd=served_forest, capture_output=True, text=True)
+    assert planted["commit"] == ref.stdout.strip()
+    assert service.call("locate", {"query": "okapi keeper"})["results"][0]["id"] == "people/okapi-keeper"
+    assert not (served_forest / ".vine.lock").exists() or (served_forest / ".vine.lock").read_text() == ""
 
 
-def test_a_write_meeting_another_writer_is_e_locked_and_reads_go_on(served_forest):
-    forests = Forests(forest=served_forest)
+def test_a_write_meeting_another_writer_is_e_locked_and_reads_go_on(served_forest, forests):
     service = forests.service(None)
-    try:
-        with Vine(served_forest):  # a `vine sync` holding the lock
-            error = error_of(lambda: service.call("graft", {"id": "sales/price-list",
-                                                            "patch": {"set_frontmatter": {"summary": "New."}}}))
-            assert error["code"] == "E_LOCKED"
-            assert service.call("look", {"id": "sales/price-list"})["title"] == "Price list"
-    finally:
-        forests.close()
+    with Vine(served_forest):  # a `vine sync` holding the lock
+        error = error_of(lambda: service.call("graft", {"id": "sales/price-list",
+                                                        "patch": {"set_frontmatter": {"summary": "New."}}}))
+        assert error["code"] == "E_LOCKED"
+        assert service.call("look", {"id": "sales/price-list"})["title"] == "Price list"
 
 
 def test_a_readonly_server_refuses_writes(served_forest):
@@ -95,17 +87,13 @@ def test_a_readonly_server_refuses_writes(served_forest):
         forests.close()
 
 
-def test_two_clients_hunt_apart(served_forest):
-    forests = Forests(forest=served_forest)
+def test_two_clients_hunt_apart(forests):
     service = forests.service(None)
-    try:
-        service.call("pick", {"id": "sales/exchange-policy"}, client="a")
-        service.call("look", {"id": "people/ana-ribeiro"}, client="b")
-        closed = service.call("close_session", {"success": True, "answer_nodes": ["sales/exchange-policy"]},
-                              client="a")
-        assert closed["metrics"]["calls"] == 1
-    finally:
-        forests.close()
+    service.call("pick", {"id": "sales/exchange-policy"}, client="a")
+    service.call("look", {"id": "people/ana-ribeiro"}, client="b")
+    closed = service.call("close_session", {"success": True, "answer_nodes": ["sales/exchange-policy"]},
+                          client="a")
+    assert closed["metrics"]["calls"] == 1
 
 
 def test_a_root_offers_its_forests_by_name_and_nothing_outside(served_forest, tmp_path):

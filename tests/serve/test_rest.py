@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from monkeyllm_core import Vine, init_forest
+from monkeyllm_core import Vine, VineError, init_forest
 from monkeyllm_core.read.contract import wire
 from monkeyllm_gardener.serve import rest
 from monkeyllm_gardener.serve.auth import auth_middleware
@@ -451,3 +450,14 @@ def test_the_payload_route_never_leaves_the_forest(served_forest, store, tmp_pat
         status, body = client.get("/v1/forests/acme/payload/sales/exchange-policy")
         assert body["error"] == {"code": "E_NOT_FOUND", "message": "sales/exchange-policy has no payload",
                                  "hint": "Datasets and media nodes carry a payload file; pick reads a node's body."}
+
+
+def test_a_missing_payload_is_404_in_the_words_query_uses(served_forest, store):
+    with Vine(served_forest, writable=False) as reader:
+        reader.payload_path("sales/orders-2026").unlink()  # a fresh `git clone`: payloads never enter git
+        with pytest.raises(VineError) as query_says:
+            reader.query("sales/orders-2026", "SELECT COUNT(*) FROM orders")
+    with serving(Forests(forest=served_forest), store) as port:
+        status, body = Client(port).get("/v1/forests/acme/payload/sales/orders-2026")
+    assert status == 404 and body == query_says.value.envelope()
+    assert "vine snapshot restore" in body["error"]["hint"]

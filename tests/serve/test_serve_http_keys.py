@@ -59,6 +59,10 @@ def test_once_a_key_exists_mcp_and_rest_both_need_it(served_forest, tmp_path, ke
         assert run(lambda: over_mcp(ana))["results"][0]["id"] == "sales/exchange-policy"
         with pytest.raises(Exception):  # the SDK client cannot even start a session without the key
             run(lambda: over_mcp(None))
+        # because the key check answers /mcp itself, before the SDK sees the request
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        status, body = post(base, "/mcp", initialize)
+        assert status == 401 and body["error"]["code"] == "E_UNAUTHORIZED"
 
 
 def test_answer_over_rest_when_a_model_is_bound(served_forest, tmp_path, keys_home, monkeypatch):
