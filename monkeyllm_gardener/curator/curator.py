@@ -145,17 +145,10 @@ class Curator:
         if self.settings.model != LOCAL_MODEL:
             return self  # named explicitly: nothing to ask before the first node
         try:
-            models = self._transport.list_models()
+            self._model = self._transport.first_model()  # CuratorConfigError when it lists none
         except TransportFailure as failure:
             self._raise_if_configuration(failure)
             self._degrade(f"could not resolve the 'local' model: {failure}")
-            return self
-        if not models:
-            raise CuratorConfigError(
-                f"MONKEYLLM_LLM_MODEL is 'local' but {self.settings.endpoint}/models lists no "
-                "model; name one with MONKEYLLM_LLM_MODEL"
-            )
-        self._model = models[0]
         return self
 
     def close(self) -> None:

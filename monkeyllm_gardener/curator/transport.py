@@ -74,6 +74,16 @@ class ChatTransport:
                                   what="GET /models", deadline=deadline)
         return [model.id for model in page.data if getattr(model, "id", None)]
 
+    def first_model(self, *, deadline: float | None = None) -> str:
+        """What ``MONKEYLLM_LLM_MODEL=local`` means: the first model ``/models`` lists.
+        Raises ``TransportFailure`` when the endpoint cannot say, ``CuratorConfigError``
+        when it lists none."""
+        models = self.list_models(deadline=deadline)
+        if not models:
+            raise CuratorConfigError(f"MONKEYLLM_LLM_MODEL is 'local' but {self._settings.endpoint}/models lists no "
+                                     "model; name one with MONKEYLLM_LLM_MODEL")
+        return models[0]
+
     def complete(self, *, model: str, messages: list[dict[str, Any]], max_tokens: int,
                  json_mode: bool = False) -> str:
         """The text of the first choice ("" when the server sent none)."""

@@ -76,11 +76,7 @@ class ModelClient:
         if self.settings.model != LOCAL_MODEL:
             return self.settings.model
         if self._resolved_model is None:
-            models = self._connection().list_models(deadline=deadline)
-            if not models:
-                raise ModelConfigError(f"MONKEYLLM_LLM_MODEL is 'local' but {self.settings.endpoint}/models lists "
-                                       "no model; name one with MONKEYLLM_LLM_MODEL")
-            self._resolved_model = models[0]
+            self._resolved_model = self._connection().first_model(deadline=deadline)
         return self._resolved_model
 
     def close(self) -> None:
