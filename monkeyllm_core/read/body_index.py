@@ -20,9 +20,10 @@ same way. Before answering, the index brings itself up to date:
 - the catalog logs every node row written (``node_changes``): those nodes are
   looked at again, so a write through any Vine, in any process, is seen by the
   next sniff;
-- every call compares each folder's mtime with the one recorded: a folder whose
-  entries changed (an editor's save by rename, a git checkout, a file removed) has
-  its files' sizes and mtimes compared, and what differs is read again;
+- every read call (a sniff; a harvest's several sniffs are one call, ``one_call``)
+  compares each folder's mtime with the one recorded: a folder whose entries
+  changed (an editor's save by rename, a git checkout, a file removed) has its
+  files' sizes and mtimes compared, and what differs is read again;
 - a sweep compares the catalog's bananas with the index and every file's size and
   mtime with what was indexed: on the first call of each ``BodyIndex`` (each
   process), when the catalog was rebuilt or its log pruned past what was read, and
@@ -45,21 +46,23 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.catalog import Catalog
 from ..forest.passport import split_node
 from ..forest.rules import node_path
+from .catalog_reads import IDS_PARAM, ids_param
 from .folding import FOLD_VERSION, fold
+from .freshness import RACY_NS  # a timestamp within it of a read may hide a later change
 from .wordplan import Piece, pieces_of, words_of
 
 INDEX_PATH = "_derived/bodies.db"
 FORMAT = f"3.{FOLD_VERSION}"
 SWEEP_SECONDS = 60.0
-RACY_NS = 1_000_000_000
 MAX_WORDS = 256  # a piece matching more vocabulary words than this narrows nothing worth the query
 COPIES_IN_MEMORY = 64_000_000  # characters of folded copies a process keeps (about 13 MB for 10,000 bodies)
 
@@ -139,6 +142,7 @@ class BodyIndex:
         self._copies: dict[int, tuple[str, str]] | None = None
         self._copies_version: int | None = None
         self._lock = threading.Lock()  # one connection, one refresh or query at a time
+        self._call: str | None = None  # inside ``one_call``: "due" until its first refresh, then "fresh"
 
     def close(self) -> None:
         self._copies = None
@@ -153,12 +157,27 @@ class BodyIndex:
         self.close()
 
     # -- answering ---------------------------------------------------------------
+    @contextmanager
+    def one_call(self) -> Iterator["BodyIndex"]:
+        """One read call made of several sniffs (harvest: one, then one per term and
+        result): the index is brought up to date by the first of them only, as the
+        catalog is once per call, instead of statting every folder each time. A copy
+        a sniff finds out of date (``forget``) still makes the next one refresh."""
+        outer, self._call = self._call, "due"
+        try:
+            yield self
+        finally:
+            self._call = outer
+
     def candidates(self, terms: Sequence[str], scope: Scope) -> dict[str, str] | None:
         """The bananas in ``scope`` that may hold one of the folded ``terms``, with their
         folded bodies, after bringing the index up to date; None when the index cannot
         be used (then every body in scope must be read from its file)."""
         try:
-            self.refresh()
+            if self._call != "fresh":
+                self.refresh()
+                if self._call == "due":
+                    self._call = "fresh"
             with self._lock:
                 return self._candidates(self._connect(), terms, scope)
         except (sqlite3.Error, OSError):  # unwritable, locked past the timeout, not a file
@@ -211,6 +230,8 @@ class BodyIndex:
         """Sniff found this body's copy out of date (an edit that moved neither size nor
         mtime): read it again, and sweep everything, before the next answer."""
         self._swept_at = None
+        if self._call == "fresh":
+            self._call = "due"
         try:
             with self._lock:
                 self._connect().execute("UPDATE bodies SET racy = 1 WHERE id = ?", (node_id,))
@@ -317,13 +338,8 @@ class BodyIndex:
     def _bananas(self, ids: Iterable[str] | None = None) -> set[str]:
         if ids is None:
             return {row[0] for row in self.catalog.db.execute("SELECT id FROM nodes WHERE kind = 'banana'")}
-        wanted = list(ids)
-        found: set[str] = set()
-        for at in range(0, len(wanted), 500):
-            chunk = wanted[at:at + 500]
-            found.update(row[0] for row in self.catalog.db.execute(
-                f"SELECT id FROM nodes WHERE kind = 'banana' AND id IN ({', '.join('?' * len(chunk))})", chunk))
-        return found
+        return {row[0] for row in self.catalog.db.execute(
+            f"SELECT id FROM nodes WHERE kind = 'banana' AND id IN {IDS_PARAM}", [ids_param(ids)])}
 
     def _moved_folders(self, db: sqlite3.Connection) -> list[str]:
         """The folders whose mtime moved (an entry created, renamed or removed: an

@@ -23,7 +23,13 @@ from ..forest.catalog import JSON_COLUMNS, NODE_COLUMNS
 from ..forest.dialect import Dialect
 from ..forest.rules import MASTER_ID, check_id, is_branch_id
 
-_CHUNK = 500
+# Any number of ids in one bound parameter (a JSON list), so no statement outgrows
+# SQLite's variable limit and none is cut into chunks: ``WHERE id IN {IDS_PARAM}``.
+IDS_PARAM = "(SELECT value FROM json_each(?))"
+
+
+def ids_param(ids: Iterable[str]) -> str:
+    return json.dumps(list(ids), ensure_ascii=False)
 
 
 def not_found(node_id: object) -> VineError:
@@ -92,13 +98,8 @@ class Scent:
 
 def scents(db: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Scent]:
     wanted = list(dict.fromkeys(ids))
-    out: dict[str, Scent] = {}
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
-        rows = db.execute(f"SELECT id, type, kind, summary FROM nodes WHERE id IN ({', '.join('?' * len(chunk))})",
-                          chunk)
-        for node, type_, kind, summary in rows:
-            out[node] = Scent(type=type_, kind=kind, summary=summary)
+    rows = db.execute(f"SELECT id, type, kind, summary FROM nodes WHERE id IN {IDS_PARAM}", [ids_param(wanted)])
+    out = {node: Scent(type=type_, kind=kind, summary=summary) for node, type_, kind, summary in rows}
     missing = Scent(type=None, kind=None, summary=None)
     return {node: out.get(node, missing) for node in wanted}
 

@@ -15,6 +15,7 @@ from ..forest.dialect import Dialect
 from ..forest.passport import Node
 
 HeatOf = Callable[[Iterable[str]], "dict[str, float]"]
+DEFAULT_ALPHA = 0.3  # how much heat weighs in every ranking (concepts.md)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,7 +27,7 @@ class ReadContext:
     heat_of: HeatOf                                        # blended heat, 0.0 when cold
     warm: Callable[[], "dict[str, float]"]                 # every warm node and its heat
     deposit_session: Callable[[Iterable[str]], None]       # session-scoped scent (+0.1)
-    alpha: float = 0.3
+    alpha: float = DEFAULT_ALPHA
 
     def ranked(self, strength: float, heat: float) -> float:
         return strength * (1.0 + self.alpha * heat)

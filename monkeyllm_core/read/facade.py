@@ -28,7 +28,7 @@ from ..forest.dialect import load_dialect
 from ..forest.passport import split_node
 from ..forest.rules import node_path, trail_of
 from .catalog_reads import not_found
-from .context import ReadContext
+from .context import DEFAULT_ALPHA, ReadContext
 from .contract import tokens_of
 from .freshness import CatalogFreshness, record as record_freshness
 from .heat import HeatStore
@@ -46,7 +46,6 @@ from .sessions import DEPOSIT, Session, session_id_from_env
 if TYPE_CHECKING:
     from ..vine import Vine
 
-DEFAULT_ALPHA = 0.3
 MAX_CLIENTS = 1000  # client sessions one served Vine remembers
 
 
@@ -92,14 +91,16 @@ class ReadFacade:
         """locate and sniff fused (RRF), each node with its evidence attached (4000 tokens).
         What it returns warms its trail in this session, as a pick does."""
         def run(ctx: ReadContext) -> dict[str, Any]:
-            # the inner calls are parts of this one call: not traced on their own
-            response = harvest_call(
-                query, terms, k,
-                locate=lambda q, k=5, scope="all", type_filter=None: locate_call(
-                    ctx, q, k=k, scope=scope, type_filter=type_filter),
-                sniff=lambda t, scope=None, k=5, type_filter=None: self._sniff(
-                    ctx, t, scope=scope, k=k, type_filter=type_filter),
-                body_of=self._read_body, catalog=self.catalog)
+            # the inner calls are parts of this one call: not traced on their own, and
+            # the body index brought up to date once for all of them
+            with self._body_index().one_call():
+                response = harvest_call(
+                    query, terms, k,
+                    locate=lambda q, k=5, scope="all", type_filter=None: locate_call(
+                        ctx, q, k=k, scope=scope, type_filter=type_filter),
+                    sniff=lambda t, scope=None, k=5, type_filter=None: self._sniff(
+                        ctx, t, scope=scope, k=k, type_filter=type_filter),
+                    body_of=ctx.read_body, catalog=self.catalog)
             for result in response.get("results", []):
                 ctx.deposit_session([*trail_of(result["id"]), result["id"]])
             return response

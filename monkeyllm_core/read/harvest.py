@@ -30,8 +30,9 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import VineError, estimate_tokens
 from ..forest.rules import is_branch_id, trail_of
 from .contract import BUDGETS, shed_tail
+from .dataset_map import notes
 from .folding import fold
-from .headings import Heading, headings, outline, section_text
+from .headings import Heading, headings, outline, section_of
 from .literal import enclosing
 from .sniff import MAX_TERMS, check_k
 from .words import STOP_WORDS  # locate's list: one idea of a word without scent
@@ -74,7 +75,7 @@ def harvest(query: str, terms: Sequence[str] | None = None, k: int = 3, *, locat
             "content": [] if body is None else content_of(body, matches),
         }
         if row["type"] == "dataset":
-            result["notes"] = None if body is None else notes_of(body)
+            result["notes"] = (notes(body) or None) if body is not None else None
         results.append(result)
     response: dict[str, Any] = {"query": query, "terms": used, "results": results, "truncated": False}
     shed_tail(response, "results", BUDGETS["harvest"],
@@ -137,9 +138,7 @@ def content_of(body: str, matches: Sequence[Mapping[str, Any]]) -> list[dict[str
             chosen.append(head)
     content, room = [], WHOLE_BODY_TOKENS
     for head in chosen[:SECTIONS_PER_NODE]:
-        # the section this heading opens: to the next heading of the same or a higher level
-        end = next((h.start for h in heads if h.start > head.start and h.level <= head.level), len(body))
-        text = body[head.start:end].rstrip("\n") + "\n"
+        text = section_of(body, heads, head).rstrip("\n") + "\n"
         tokens = estimate_tokens(text)
         if tokens <= room:
             content.append({"section": head.text, "body": text, "body_tokens": tokens})
@@ -147,11 +146,6 @@ def content_of(body: str, matches: Sequence[Mapping[str, Any]]) -> list[dict[str
     if content:
         return content
     return [{"section": None, "outline": outline(body), "body_tokens": body_tokens}]
-
-
-def notes_of(body: str) -> str | None:
-    """A dataset's ``Notes`` section (any level), without its heading; None without one."""
-    return section_text(body, "Notes") or None
 
 
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")

@@ -92,11 +92,17 @@ def find_section(body: str, name: str) -> tuple[Heading, str] | None:
     same or a higher level."""
     wanted = _key(name)
     heads = headings(body)
-    for i, head in enumerate(heads):
+    for head in heads:
         if _key(head.text) == wanted:
-            end = next((h.start for h in heads[i + 1:] if h.level <= head.level), len(body))
-            return head, body[head.start:end]
+            return head, section_of(body, heads, head)
     return None
+
+
+def section_of(body: str, heads: list[Heading], head: Heading) -> str:
+    """The section ``head`` (one of ``headings(body)``) opens: its heading line and
+    text, up to the next heading of the same or a higher level."""
+    end = next((h.start for h in heads if h.start > head.start and h.level <= head.level), len(body))
+    return body[head.start:end]
 
 
 def section_text(body: str, name: str) -> str | None:

@@ -33,6 +33,7 @@ from typing import Any, Iterable
 from ..errors import VineError
 from ..forest.catalog import BM25_RANK
 from ..forest.rules import trail_of
+from .catalog_reads import IDS_PARAM, ids_param
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
 from .words import Term, fold, query_terms
@@ -41,7 +42,6 @@ BUDGET = BUDGETS["locate"]
 SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
 MAX_K = 50
 OR_UNION_CAP = 1000  # documents an OR fill-in may score (see _selective)
-_CHUNK = 500
 
 
 def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
@@ -148,8 +148,7 @@ def _warm_rowids(ctx: ReadContext, warm: dict[str, float] | None) -> set[int]:
     """The catalog rowids of the warm nodes (the full-text table shares them)."""
     if not warm:
         return set()
-    rows = ctx.db.execute("SELECT rowid FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
-                          [json.dumps(list(warm), ensure_ascii=False)])
+    rows = ctx.db.execute(f"SELECT rowid FROM nodes WHERE id IN {IDS_PARAM}", [ids_param(warm)])
     return {rowid for (rowid,) in rows}
 
 
@@ -177,8 +176,7 @@ def _search(ctx: ReadContext, match: str, filters: str, params: list[Any], limit
         chosen.update((rowid, rank) for rowid, rank in rows if rowid in warm)
     if not chosen:
         return {}
-    names = dict(ctx.db.execute("SELECT rowid, id FROM nodes WHERE rowid IN (SELECT value FROM json_each(?))",
-                                [json.dumps(list(chosen))]))
+    names = dict(ctx.db.execute(f"SELECT rowid, id FROM nodes WHERE rowid IN {IDS_PARAM}", [json.dumps(list(chosen))]))
     return {names[rowid]: -rank for rowid, rank in chosen.items() if rowid in names}
 
 
@@ -187,13 +185,11 @@ def _terms_matched(ctx: ReadContext, terms: list[Term], ids: list[str]) -> dict[
     index reads it (folded like ``words``; a prefix term starts a word, an exact one
     is a whole word), so no second full-text query per term is needed."""
     counts = dict.fromkeys(ids, 0)
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
-        rows = ctx.db.execute(f"SELECT id, title, aliases, tags, summary FROM nodes "
-                              f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
-        for node, *texts in rows:
-            folded = fold(" ".join(str(t or "") for t in texts))
-            counts[node] = sum(1 for term in terms if _carries(folded, term))
+    rows = ctx.db.execute(f"SELECT id, title, aliases, tags, summary FROM nodes WHERE id IN {IDS_PARAM}",
+                          [ids_param(ids)])
+    for node, *texts in rows:
+        folded = fold(" ".join(str(t or "") for t in texts))
+        counts[node] = sum(1 for term in terms if _carries(folded, term))
     return counts
 
 

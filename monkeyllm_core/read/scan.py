@@ -18,14 +18,13 @@ node has its ``id`` plus the requested ``fields``; the catalog's JSON columns
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Iterable
 
 from ..errors import VineError
 from ..forest.catalog import NODE_COLUMNS
 from ..forest.rules import MASTER_ID, parent_of, trail_of
-from .catalog_reads import branch_of_scope, parsed, row_of
+from .catalog_reads import IDS_PARAM, branch_of_scope, ids_param, parsed, row_of
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
 
@@ -172,9 +171,8 @@ def _matching(ctx: ReadContext, selected: list[str], branch_id: str, recursive: 
     hot: list[dict[str, Any]] = []
     candidates = [node for node in warm if _under(node, branch_id, recursive)]
     if candidates:
-        rows = ctx.db.execute(f"SELECT {columns} FROM nodes WHERE id IN (SELECT value FROM json_each(?))"
-                              + "".join(f" AND {w}" for w in where),
-                              [json.dumps(candidates, ensure_ascii=False), *params])
+        rows = ctx.db.execute(f"SELECT {columns} FROM nodes WHERE id IN {IDS_PARAM}"
+                              + "".join(f" AND {w}" for w in where), [ids_param(candidates), *params])
         hot = sorted((dict(zip(selected, r)) for r in rows), key=lambda row: (-warm[row["id"]], row["id"]))
     if len(hot) > limit:
         return [parsed(row) for row in hot]

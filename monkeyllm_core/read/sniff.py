@@ -19,23 +19,21 @@ read from disk, each checked against the index's copy.
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
+from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
 from .body_index import BodyIndex, Scope, read_body
+from .context import DEFAULT_ALPHA, HeatOf
 from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
 from .literal import MATCHES_SHOWN, scan_folded, terms_and_lines
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
-DEFAULT_ALPHA = 0.3
-
-HeatOf = Callable[[Sequence[str]], dict[str, float]]
 
 
-def no_heat(ids: Sequence[str]) -> dict[str, float]:
+def no_heat(ids: Iterable[str]) -> dict[str, float]:
     return {}
 
 
@@ -55,7 +53,7 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     texts = bodies.candidates(folded, target)
     if texts is None:  # no usable index: every body in scope is read from its file
         texts = {}
-        for node_id in _ids_in_scope(catalog, target):
+        for node_id in _ids_in_scope(catalog, target, wanted):  # of a wanted type: the others are never read
             body = read_body(bodies.root, node_id)
             if body:
                 texts[node_id] = fold(body)
@@ -79,7 +77,7 @@ def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[
     the tie-break, are counted for one score at a time, as the caller reads on
     (``terms_and_lines``): results past the budget are never read, and the
     bodies holding every term usually come first and are few."""
-    allowed = _of_types(catalog, wanted, target) if wanted is not None else None
+    allowed = set(_ids_in_scope(catalog, target, wanted)) if wanted is not None else None
     found = []
     for node_id, text in texts.items():
         if allowed is not None and node_id not in allowed:
@@ -199,15 +197,10 @@ def _count_in_scope(catalog: Any, target: Scope, wanted: set[str] | None) -> int
     return catalog.db.execute(f"SELECT COUNT(*) FROM nodes WHERE kind = 'banana'{where}", params).fetchone()[0]
 
 
-def _ids_in_scope(catalog: Any, target: Scope) -> list[str]:
-    where, params = target.sql("id")
-    return [row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)]
-
-
-def _of_types(catalog: Any, wanted: set[str], target: Scope) -> set[str]:
-    """The bananas in scope of a wanted type."""
+def _ids_in_scope(catalog: Any, target: Scope, wanted: set[str] | None) -> list[str]:
+    """The bananas in scope (of a wanted type, when some are asked for)."""
     where, params = _scope_sql(target, wanted)
-    return {row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)}
+    return [row[0] for row in catalog.db.execute(f"SELECT id FROM nodes WHERE kind = 'banana'{where}", params)]
 
 
 def _described(catalog: Any, node_id: str) -> tuple[str | None, str | None]:

@@ -38,7 +38,8 @@ class WriteTransaction:
     journal: Journal
     upkeep: BranchUpkeep
     files: dict[str, str] = field(default_factory=dict)  # rel path -> new text
-    nodes: list[tuple[dict[str, Any], int, set[str] | None]] = field(default_factory=list)  # passport, tokens, repeats
+    # passport, body tokens, outline, repeats (a branch's): the catalog rows to write
+    nodes: list[tuple[dict[str, Any], int, list[str], set[str] | None]] = field(default_factory=list)
     new_payloads: list[Path] = field(default_factory=list)
     replaced_payloads: list[tuple[Path, Path]] = field(default_factory=list)  # (payload, backup)
     journal_at: int | None = None  # offset of this write's first journal line

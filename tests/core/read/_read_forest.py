@@ -9,6 +9,7 @@ Japanese). Tests import it by this name; conftest.py holds only the fixtures.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -135,6 +136,15 @@ def plant_forest(root: Path) -> None:
         vine.graft("sales/_index", {"replace_section": {"header": "Cross trails", "body":
                    "- Contractor terms are not sales policy -> [[contracts/master-agreement]]\n"
                    "- [[people/ana-ribeiro]] — owns the exchange policy"}})
+
+
+def private_copy(base: Path, root: Path) -> Path:
+    """A copy of a planted forest (its git and catalog) without the heat and traces of
+    the reads made on the original, so one test's scent never reaches another."""
+    shutil.copytree(base, root, symlinks=True)
+    shutil.rmtree(root / "_derived" / "traces", ignore_errors=True)
+    (root / "_derived" / "trails.db").unlink(missing_ok=True)
+    return root
 
 
 def node_ids(vine: Vine) -> list[str]:

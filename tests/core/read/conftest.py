@@ -3,13 +3,12 @@ test session, and a private copy of it for each test (``read_forest``), so heat 
 traces one test leaves never reach another."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from monkeyllm_core import Vine, init_forest
-from _read_forest import plant_forest
+from _read_forest import plant_forest, private_copy
 
 
 @pytest.fixture(scope="session")
@@ -22,11 +21,7 @@ def read_forest_base(tmp_path_factory) -> Path:
 @pytest.fixture
 def read_forest(read_forest_base, tmp_path) -> Path:
     """A private copy of the read forest (its git, catalog and no heat)."""
-    root = tmp_path / "brain"
-    shutil.copytree(read_forest_base, root, symlinks=True)
-    shutil.rmtree(root / "_derived" / "traces", ignore_errors=True)
-    (root / "_derived" / "trails.db").unlink(missing_ok=True)
-    return root
+    return private_copy(read_forest_base, tmp_path / "brain")
 
 
 @pytest.fixture

@@ -115,6 +115,23 @@ def test_a_stale_copy_is_never_shown_and_is_read_again(vine):
         assert found(index, "QX-1002") == ["notes/alpha"]  # and the copy was read again
 
 
+def test_one_call_of_several_sniffs_still_answers_as_a_plain_scan(vine):
+    """harvest's sniffs share one refresh: what was written before the call is seen,
+    and a copy one sniff finds out of date is read again for the next."""
+    plant_notes(vine)
+    path = vine.root / "notes/alpha.md"
+    settle(path)
+    settle(path.parent)
+    with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
+        assert found(index, "QX-1001") == ["notes/alpha"]
+        vine.graft("notes/beta", {"body": "# Beta\n\nNow it names QX-1001.\n"})
+        with index.one_call():
+            assert found(index, "QX-1001") == ["notes/alpha", "notes/beta"]
+            edit_in_place(path, "QX-1001", "QX-1002", keep_mtime=True)  # no stat can see it
+            assert found(index, "QX-1001") == ["notes/beta"]  # the copy said yes, the file says no
+            assert found(index, "QX-1002") == ["notes/alpha"]  # so this sniff refreshed again
+
+
 def test_a_reindex_after_hand_edits_is_seen_through_the_log(vine):
     plant_notes(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:

@@ -2,21 +2,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from monkeyllm_core import Vine
 from monkeyllm_core.read.contract import BUDGETS, tokens_of, wire
-from _read_forest import node_ids
+from _read_forest import node_ids, private_copy
 
 
 @pytest.fixture(scope="module")
 def warm_reader(read_forest_base, tmp_path_factory):
     """A reader whose session has warmed every node, so heat values are in every response."""
-    root = tmp_path_factory.mktemp("budgets") / "brain"
-    shutil.copytree(read_forest_base, root, symlinks=True)
-    vine = Vine(root, writable=False)
+    vine = Vine(private_copy(read_forest_base, tmp_path_factory.mktemp("budgets") / "brain"), writable=False)
     for node in node_ids(vine):
         vine.read_session().deposit_session([node], 0.37)
     yield vine

@@ -2,8 +2,8 @@
 first (never on a branch), content whole, by section or as an outline, a dataset's
 notes always, within 4000 tokens.
 
-locate is read-nav's; until it is wired these tests hand harvest a locate with its
-signature over ``Catalog.search``, the catalog's real FTS5 BM25 search."""
+harvest is handed the Vine's own locate and a sniff over a real body index that
+records each call, so the tests see which hops it makes."""
 from __future__ import annotations
 
 import pytest
@@ -48,12 +48,8 @@ def world(vine):
         calls.append({"terms": list(terms), "scope": scope, "k": k})
         return sniff(index, terms, scope=scope, k=k, type_filter=type_filter)
 
-    def locate(query, k=5, scope="all", type_filter=None):
-        hits = vine.catalog.search(query, k=k + 1)
-        return {"results": hits[:k], "truncated": len(hits) > k}
-
     def run(query, terms=None, k=3):
-        return harvest(query, terms, k, locate=locate, sniff=sniff_call,
+        return harvest(query, terms, k, locate=vine.locate, sniff=sniff_call,
                        body_of=lambda node_id: vine.read(node_id).body, catalog=vine.catalog)
 
     yield run, calls
@@ -152,8 +148,7 @@ def test_the_bundle_fits_4000_tokens_dropping_whole_results(vine):
         vine.plant({"id": f"big/n{i}", "type": "note", "title": f"Big note {i}", "summary": f"Big note {i}.",
                     "body": f"# Big {i}\n\n" + ("word " * 900) + "\nmarker ZK-1\n"})
     with BodyIndex(vine.root, vine.catalog) as index:
-        got = harvest("big note", ["ZK-1"], 6,
-                      locate=lambda q, k=5, scope="all", type_filter=None: {"results": vine.catalog.search(q, k=k)},
+        got = harvest("big note", ["ZK-1"], 6, locate=vine.locate,
                       sniff=lambda terms, scope=None, k=5, type_filter=None: sniff(index, terms, scope=scope, k=k),
                       body_of=lambda node_id: vine.read(node_id).body, catalog=vine.catalog)
     assert got["truncated"] is True and 0 < len(got["results"]) < 6 and fits(got, 4000)
