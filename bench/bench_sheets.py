@@ -9,13 +9,15 @@ the figure is the median over rounds of the summed time, wall and CPU
 (``time.process_time``: the machine is shared). ``--adopt`` then runs `vine adopt
 EXPORT` into a fresh forest, alternating a run without calamine (a sitecustomize
 that sets ``sys.modules['python_calamine'] = None`` in every process) and a run
-with it, and prints the medians and the `git ls-tree -r HEAD` digest of each forest,
-which must be equal (nothing changes but time).
+with it, and prints the medians and a digest of each forest (``bench_ingest_floor``'s:
+the committed tree, the commits, the payloads outside git, datasets included), which
+must be equal (nothing changes but time).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -25,6 +27,7 @@ import time
 import warnings
 from pathlib import Path
 
+from bench_ingest_floor import forest_digest
 from monkeyllm_plugins._sheets_calamine import plan_fast_read
 from monkeyllm_plugins.xlsx_dataset import XlsxConverter
 
@@ -71,8 +74,8 @@ def adopt_once(export: Path, work: Path, env: dict[str, str]) -> tuple[float, fl
     wall = time.perf_counter() - wall
     after = os.times()
     cpu = (after.children_user + after.children_system) - (before.children_user + before.children_system)
-    tree = subprocess.run(["git", "ls-tree", "-r", "HEAD"], cwd=forest, capture_output=True, check=True).stdout
-    return wall, cpu, hashlib.sha256(tree).hexdigest()[:16]
+    digest = json.dumps(forest_digest(forest, env), sort_keys=True).encode()
+    return wall, cpu, hashlib.sha256(digest).hexdigest()[:16]
 
 
 def adopt_row(export: Path, repeat: int) -> None:
@@ -91,7 +94,7 @@ def adopt_row(export: Path, repeat: int) -> None:
         for name, found in runs.items():
             print(f"adopt {name:9} wall {statistics.median(r[0] for r in found):.2f} s  "
                   f"cpu {statistics.median(r[1] for r in found):.2f} s  (runs: "
-                  + ", ".join(f"{r[0]:.2f}" for r in found) + f")  tree {sorted({r[2] for r in found})}")
+                  + ", ".join(f"{r[0]:.2f}" for r in found) + f")  forest {sorted({r[2] for r in found})}")
 
 
 def main() -> None:

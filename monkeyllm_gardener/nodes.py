@@ -104,15 +104,6 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
     fields: dict[str, Any] = {"id": node_id, "title": title}
     body = conv.markdown or ""
     payload: PayloadSpec | None = None
-    if stages_dataset(conv):
-        if prep.dataset_db is not None:
-            staged, counts = Path(prep.dataset_db), prep.row_counts
-        else:  # a conversion made without the worker stage: staged here
-            staged = new_tmp_db()
-            counts = stage_dataset(conv, str(f.path), str(staged))
-        # the staged file (for SQLite, the snapshot, -wal data included), never the source itself
-        payload = PayloadSpec(source=staged, move=True, row_counts=None if counts is None else dict(counts),
-                              manual_notes=tuple(conv.manual_notes))
     if conv.kind == "markdown":
         fields["type"] = conv.node_type or "note"
         title, summary = prep.derived or title_and_summary(conv, f.rel, name_title=name_title)
@@ -121,13 +112,21 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         if produced:
             fields["source_sections"] = produced
     elif stages_dataset(conv):
+        if prep.dataset_db is not None:
+            staged, counts = Path(prep.dataset_db), prep.row_counts
+        else:  # a conversion made without the worker stage: staged here
+            staged = new_tmp_db()
+            counts = stage_dataset(conv, str(f.path), str(staged))
+        # the staged file (for SQLite, the snapshot, -wal data included), never the source itself
+        payload = PayloadSpec(source=staged, move=True, row_counts=None if counts is None else dict(counts),
+                              manual_notes=tuple(conv.manual_notes))
         fields["type"] = "dataset"
         if conv.kind == "dataset":
             tables = {t: list((spec.get("columns") or {}).keys()) for t, spec in (conv.schema or {}).items()}
         else:
             tables = dict((conv.structure or {}).get("tables") or {})
         summary = summary_for_dataset(title, dict(counts or {}), tables)
-        fields["payload_type"] = "sqlite"
+        fields.update(payload_type="sqlite", payload=f"{node_id.rsplit('/', 1)[-1]}.db")
         body = f"# {title}\n\n{body}".rstrip() + "\n"
     elif conv.media is not None:
         fields["type"] = conv.node_type or "media"
@@ -144,8 +143,6 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         fields.update(payload=f"_assets/{media_asset_name(slug, f.path.name)}", payload_type=conv.payload_type)
         payload = PayloadSpec(source=conv.payload_path or f.path)
         summary = derive_summary(body, title=title, kind_hint="document") if body else title_sentence(title, "document")
-    if stages_dataset(conv):
-        fields.setdefault("payload", f"{node_id.rsplit('/', 1)[-1]}.db")
     fields["summary"] = summary
     fields["summary_source"] = "derived"
     tags = string_list(own.get("tags"))

@@ -42,7 +42,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 WORKBOOK_PART = "xl/workbook.xml"
 STYLES_PART = "xl/styles.xml"  # where openpyxl's apply_stylesheet reads them
@@ -77,6 +77,12 @@ _FIRST_CUSTOM_ID = 164
 _ODD_CELL_START = re.compile(rb"<c[\t\r\n]")
 
 
+def lists_comment_parts(names: Iterable[str]) -> bool:
+    """True when a part named in ``names`` can hold comments: the one test of both
+    readers (such a workbook takes the openpyxl path, where comments are read)."""
+    return any("comment" in name.lower() for name in names)
+
+
 def calamine_installed() -> bool:
     try:
         import python_calamine  # noqa: F401
@@ -101,7 +107,6 @@ class _Styles:
 class FastSheet:
     """One sheet as the fast path reads it; picklable (rows are re-read from the file)."""
 
-    path: Path
     index: int  # in calamine's sheet order, which is the workbook's
     title: str
     is_chartsheet: bool
@@ -117,8 +122,6 @@ class FastSheet:
 class FastWorkbook:
     path: Path
     sheets: tuple[FastSheet, ...]
-    epoch: dt.datetime
-    styles: _Styles = field(repr=False)
 
     def rows(self, sheet: FastSheet) -> Iterator[list[Any]]:
         """The sheet's rows as openpyxl gives them (row 1 first, gaps as empty rows)."""
@@ -173,14 +176,12 @@ def _plan(path: Path) -> FastWorkbook | None:
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
-            if any("comment" in name.lower() for name in names) or WORKBOOK_PART not in names:
+            if lists_comment_parts(names) or WORKBOOK_PART not in names:
                 return None
             _check_strings(archive, names)
             epoch, styles, members = _open_package(archive)
             return _plan_sheets(path, archive, names, members, epoch, styles)
-    except _NeedsOpenpyxl:
-        return None
-    except Exception:  # anything odd in the package: openpyxl's path reports it well
+    except Exception:  # _NeedsOpenpyxl, or anything odd in the package: openpyxl's path reports it well
         return None
 
 
@@ -258,18 +259,18 @@ def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members:
         if is_chart != (member is None) or (member is not None and member not in names):
             raise _NeedsOpenpyxl
         if member is None:
-            sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=True,
+            sheets.append(FastSheet(index=index, title=meta.name, is_chartsheet=True,
                                     member=None, last_xml_row=0, merged_ranges=0, has_formulas=False))
             continue
         data = archive.read(member)
         if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data) or _ODD_CELL_START.search(data)
                 or _CELL_WITHOUT_REF.search(data) or _ROW_WITHOUT_REF.search(data)):
             raise _NeedsOpenpyxl
-        sheets.append(FastSheet(path=path, index=index, title=meta.name, is_chartsheet=False,
+        sheets.append(FastSheet(index=index, title=meta.name, is_chartsheet=False,
                                 member=member, last_xml_row=_last_row(data),
                                 merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data,
                                 patches=_cell_patches(data, styles, epoch)))
-    return FastWorkbook(path=path, sheets=tuple(sheets), epoch=epoch, styles=styles)
+    return FastWorkbook(path=path, sheets=tuple(sheets))
 
 
 def _last_row(data: bytes) -> int:

@@ -32,12 +32,13 @@ import warnings as _warnings
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from monkeyllm_plugins._container import check_zip_container
 from monkeyllm_plugins._extras import INGEST_HINT
-from monkeyllm_plugins._sheets_calamine import FastSheet, FastWorkbook, plan_fast_read
+from monkeyllm_plugins._sheets_calamine import FastSheet, FastWorkbook, lists_comment_parts, plan_fast_read
 
 from monkeyllm_gardener import Conversion, ConversionError, hookimpl
 from monkeyllm_gardener.kit import (
@@ -114,10 +115,7 @@ class XlsxSheetRows:
                 max_col=self.plan.first_col + self.plan.width,
                 values_only=True,
             )
-            for row in rows:
-                rendered = self.plan.render(row)
-                if rendered is not None:
-                    yield rendered
+            yield from _rendered(self.plan, rows)
         finally:
             workbook.close()
 
@@ -154,10 +152,15 @@ class CachedSheetRows:
     plan: SheetPlan
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for row in self.raw[self.plan.data_start - 1:self.plan.last_row]:
-            rendered = self.plan.render(row)
-            if rendered is not None:
-                yield rendered
+        yield from _rendered(self.plan, self.raw[self.plan.data_start - 1:self.plan.last_row])
+
+
+def _rendered(plan: SheetPlan, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[Any, ...]]:
+    """The data rows among ``rows`` (already cut to the plan's), as written to SQLite."""
+    for row in rows:
+        rendered = plan.render(row)
+        if rendered is not None:
+            yield rendered
 
 
 class XlsxConverter:
@@ -265,13 +268,8 @@ class CalamineSheetRows:
     plan: SheetPlan
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        for number, row in enumerate(self.workbook.rows(self.sheet), start=1):
-            if number > self.plan.last_row:
-                break
-            if number >= self.plan.data_start:
-                rendered = self.plan.render(row)
-                if rendered is not None:
-                    yield rendered
+        rows = islice(self.workbook.rows(self.sheet), self.plan.data_start - 1, self.plan.last_row)
+        yield from _rendered(self.plan, rows)
 
 
 def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
@@ -343,7 +341,7 @@ def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
 def _lists_comment_parts(path: Path) -> bool:
     """True when the zip lists a part that can hold comments (a cheap first look)."""
     with zipfile.ZipFile(path) as archive:
-        return any("comment" in name.lower() for name in archive.namelist())
+        return lists_comment_parts(archive.namelist())
 
 
 # Modern Excel's threaded comments (2019+): one part per sheet, authors in a persons part.

@@ -42,7 +42,7 @@ from monkeyllm_gardener.command_hooks import CommandConverter, CommandTemplateEr
 from monkeyllm_gardener.host.entry_points import RegistersConverters, SimpleHook, converter_from_entry_point
 from monkeyllm_gardener.error_lines import bounded_line, error_line
 from monkeyllm_gardener.host.problems import LoadErrorLog, Rejected
-from monkeyllm_gardener.host.spec import ALLOW_LIST_ENV, HostSpec  # noqa: F401 - discovery's inputs, named here too
+from monkeyllm_gardener.host.spec import HostSpec
 
 SourceKind = Literal["command", "plugin", "builtin"]
 # The discovery order of the sources, which is also the first tie-break among

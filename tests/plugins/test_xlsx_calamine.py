@@ -321,10 +321,13 @@ def test_the_fixture_export_adopts_to_the_same_forest_with_and_without_calamine(
     blocker = tmp_path / "no-calamine"
     blocker.mkdir()
     (blocker / "sitecustomize.py").write_text(BLOCKER)  # every process of the run, pool workers too
-    digests = []
+    digests, files = [], []
     for name, env in (("with", {}), ("without", {"PYTHONPATH": str(blocker)})):
         (tmp_path / name).mkdir()
         runner = cli.VineRunner(tmp_path / name, env={**cli.NO_THIRD_PARTY_PLUGINS, **env})
         forest, _report = runner.adopt_into_new_forest(REPO / "fixtures/export", timeout=240)
         digests.append(forest_tree_digest(forest))
+        files.append(cli.snapshot(forest))
     assert digests[0] == digests[1]
+    # the rows themselves live in the datasets' SQLite files, outside git: the same bytes
+    assert any(rel.endswith(".db") for rel in files[0]) and files[0] == files[1]
