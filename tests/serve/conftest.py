@@ -1,14 +1,13 @@
 """Fixtures of the `vine serve` tests: the read engine's test forest, copied per test."""
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "read"))
-from _read_forest import plant_forest  # noqa: E402  (the read tests' forest: typed edges, a dataset, ...)
+from _read_forest import plant_forest, private_copy  # noqa: E402  (the read tests' forest: typed edges, a dataset, ...)
 
 from monkeyllm_core import init_forest  # noqa: E402
 
@@ -23,8 +22,4 @@ def served_forest_base(tmp_path_factory) -> Path:
 @pytest.fixture
 def served_forest(served_forest_base, tmp_path) -> Path:
     """A private copy of the test forest, named ``acme``."""
-    root = tmp_path / "forests" / "acme"
-    shutil.copytree(served_forest_base, root, symlinks=True)
-    shutil.rmtree(root / "_derived" / "traces", ignore_errors=True)
-    (root / "_derived" / "trails.db").unlink(missing_ok=True)
-    return root
+    return private_copy(served_forest_base, tmp_path / "forests" / "acme")
