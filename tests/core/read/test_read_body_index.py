@@ -102,11 +102,18 @@ def test_a_racy_file_is_read_again_though_size_and_mtime_did_not_move(vine):
         assert found(index, "QX-1001") == []
 
 
-def test_a_stale_copy_is_never_shown_and_is_read_again(vine):
+def settled_alpha(vine):
+    """The notes planted, and alpha's file and folder old enough not to be racy:
+    an edit that keeps size and mtime is then one no stat can see."""
     plant_notes(vine)
     path = vine.root / "notes/alpha.md"
     settle(path)
     settle(path.parent)
+    return path
+
+
+def test_a_stale_copy_is_never_shown_and_is_read_again(vine):
+    path = settled_alpha(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
         assert found(index, "QX-1001") == ["notes/alpha"]
         # the one edit no stat can see: in place, same size, mtime put back
@@ -118,10 +125,7 @@ def test_a_stale_copy_is_never_shown_and_is_read_again(vine):
 def test_one_call_of_several_sniffs_still_answers_as_a_plain_scan(vine):
     """harvest's sniffs share one refresh: what was written before the call is seen,
     and a copy one sniff finds out of date is read again for the next."""
-    plant_notes(vine)
-    path = vine.root / "notes/alpha.md"
-    settle(path)
-    settle(path.parent)
+    path = settled_alpha(vine)
     with BodyIndex(vine.root, vine.catalog, sweep_seconds=HOUR) as index:
         assert found(index, "QX-1001") == ["notes/alpha"]
         vine.graft("notes/beta", {"body": "# Beta\n\nNow it names QX-1001.\n"})
