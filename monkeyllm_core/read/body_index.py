@@ -63,7 +63,9 @@ from .wordplan import Piece, pieces_of, words_of
 INDEX_PATH = "_derived/bodies.db"
 FORMAT = f"3.{FOLD_VERSION}"
 SWEEP_SECONDS = 60.0
-MAX_WORDS = 256  # a piece matching more vocabulary words than this narrows nothing worth the query
+# a piece matching more vocabulary words than this narrows nothing worth the query: an OR
+# of 190 words (`ba`) that every body holds cost 40 ms, reading every copy 6 ms (bench/README.md)
+MAX_WORDS = 64
 COPIES_IN_MEMORY = 64_000_000  # characters of folded copies a process keeps (about 13 MB for 10,000 bodies)
 
 _DDL = """

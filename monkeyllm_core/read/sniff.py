@@ -18,7 +18,9 @@ read from disk, each checked against the index's copy.
 """
 from __future__ import annotations
 
+import heapq
 from itertools import islice
+from operator import itemgetter
 from typing import Any, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
@@ -31,6 +33,7 @@ from .literal import MATCHES_SHOWN, scan_folded, terms_and_lines
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
+MIN_BOUNDED_CHARS = 3  # see _ranked
 
 
 def no_heat(ids: Iterable[str]) -> dict[str, float]:
@@ -73,32 +76,72 @@ def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[
             heat_of: HeatOf, alpha: float) -> tuple[int, Iterator[tuple[str, str, float, float]]]:
     """How many bodies hold a term, and their (id, folded body, score, heat), best first.
 
-    The score needs only the terms a body holds (a C-level ``in`` each); its lines,
-    the tie-break, are counted for one score at a time, as the caller reads on
-    (``terms_and_lines``): results past the budget are never read, and the
-    bodies holding every term usually come first and are few."""
+    The score needs only the terms a body holds. The lines, the tie-break, are
+    counted for one score at a time, as the caller reads on (``_by_lines``):
+    results past the budget are never counted, and the bodies holding every term
+    usually come first and are few."""
     allowed = set(_ids_in_scope(catalog, target, wanted)) if wanted is not None else None
-    found = []
+    # a term's hits (one C-level count) bound its lines, which lets _by_lines count
+    # few of a common word's thousands of bodies; a term under three characters
+    # crowds every line (`ba`), so its bound prunes nothing and costs more than `in`
+    bounded = all(len(term) >= MIN_BOUNDED_CHARS for term in folded)
+    found = []  # (id, folded body, terms held, hits or 0)
     for node_id, text in texts.items():
-        if allowed is not None and node_id not in allowed:
-            continue
-        held = sum(1 for term in folded if term in text)
-        if held:
-            found.append((node_id, text, held))
+        if bounded:
+            counts = [text.count(term) for term in folded]
+            held, hits = len(counts) - counts.count(0), sum(counts)
+        else:
+            held, hits = sum(1 for term in folded if term in text), 0
+        if held and (allowed is None or node_id in allowed):
+            found.append((node_id, text, held, hits))
     heat = heat_of([node_id for node_id, *_ in found]) if found else {}
-    scored: dict[float, list[tuple[str, str, float, float]]] = {}
-    for node_id, text, held in found:
+    scored: dict[float, list[tuple[int, str, tuple[str, str, float, float]]]] = {}
+    for node_id, text, held, hits in found:
         node_heat = float(heat.get(node_id, 0.0))
         score = held / len(folded) * (1 + alpha * node_heat)
-        scored.setdefault(score, []).append((node_id, text, score, node_heat))
+        scored.setdefault(score, []).append((-hits, node_id, (node_id, text, score, node_heat)))
 
     def best_first() -> Iterator[tuple[str, str, float, float]]:
         for score in sorted(scored, reverse=True):
-            tied = scored[score]
-            lines = {entry[0]: terms_and_lines(entry[1], folded)[1] for entry in tied}
-            tied.sort(key=lambda entry: (-lines[entry[0]], entry[0]))
-            yield from tied
+            if bounded:
+                yield from _by_lines(scored[score], folded)
+            else:
+                yield from _sorted_by_lines(scored[score], folded)
     return len(found), best_first()
+
+
+def _by_lines(tied: list[tuple[int, str, tuple[str, str, float, float]]],
+              folded: list[str]) -> Iterator[tuple[str, str, float, float]]:
+    """Equal scores, most matching lines first (then id), counting lines only as far
+    as the caller reads on. ``tied``: (-hits, id, result) of each body.
+
+    Counting a body's lines is a regex pass, and a common word ties thousands of
+    bodies. Its hits bound its lines from above, so the bodies are taken in order
+    of that bound, and a body whose lines are counted is yielded once no body still
+    uncounted could beat it: not even one whose lines equal its bound. The order is
+    exactly the full sort's."""
+    uncounted = tied
+    heapq.heapify(uncounted)
+    counted: list[tuple[int, str, tuple[str, str, float, float]]] = []
+    patience = max(64, len(tied) // 4)  # past it the bound is not pruning: count the rest and sort
+    while uncounted or counted:
+        if counted and (not uncounted or counted[0][:2] < uncounted[0][:2]):
+            yield heapq.heappop(counted)[2]
+            continue
+        if len(counted) >= patience:
+            yield from _sorted_by_lines([*counted, *uncounted], folded, known=len(counted))
+            return
+        _bound, node_id, entry = heapq.heappop(uncounted)
+        heapq.heappush(counted, (-terms_and_lines(entry[1], folded)[1], node_id, entry))
+
+
+def _sorted_by_lines(tied: list[tuple[int, str, tuple[str, str, float, float]]], folded: list[str],
+                     known: int = 0) -> Iterator[tuple[str, str, float, float]]:
+    """Every body's lines counted, then one sort (the first ``known`` are counted already)."""
+    keyed = tied[:known] + [(-terms_and_lines(entry[1], folded)[1], node_id, entry)
+                            for _hits, node_id, entry in tied[known:]]
+    keyed.sort(key=itemgetter(0, 1))
+    return (entry for *_key, entry in keyed)
 
 
 def _shown(bodies: BodyIndex, ranked: Iterable[tuple[str, str, float, float]],

@@ -275,3 +275,26 @@ def test_the_response_is_the_primitives_shape(tricky):
     assert list(got["results"][0]) == ["id", "type", "title", "trail", "score", "heat", "match_count",
                                        "truncated_matches", "matches"]
     assert got["results"][0]["trail"] == ["_index", "sales/_index"]
+
+
+def test_ties_are_ordered_by_lines_even_when_hits_crowd_few_lines(vine):
+    """Equal strength is ordered by matching lines, then id, as a full sort would: a
+    body with many hits on few lines must not outrank one with more lines."""
+    import random
+
+    rng = random.Random(5)
+    vine.plant({"id": "mix/_index", "type": "branch", "title": "Mix", "summary": "Mixed bodies."})
+    for n in range(40):
+        lines = []
+        for _ in range(rng.randint(1, 12)):
+            hits = rng.choice([0, 0, 1, 1, 2, 6])
+            lines.append(" ".join(["alpha"] * hits + ["filler", "words"] + ["beta"] * rng.choice([0, 1, 3])))
+        vine.plant({"id": f"mix/n{n:02d}", "type": "note", "title": f"n{n}", "summary": "A mixed note.",
+                    "body": "\n".join(lines) + "\n"})
+    with BodyIndex(vine.root, vine.catalog) as index:
+        for terms in (["alpha"], ["alpha", "beta"], ["beta"], ["al"], ["al", "beta"]):
+            expected = literal_scan(vine, terms)
+            ranked = sorted(expected, key=lambda node: (-expected[node][0], -expected[node][1], node))
+            got = sniff(index, terms, k=100, heat_of=lambda ids: {})
+            assert [r["id"] for r in got["results"]] == ranked[:len(got["results"])], terms
+            assert len(got["results"]) >= 5

@@ -1,0 +1,81 @@
+"""sniff, the same run, old against new: a committed sniff (``--ref``, default HEAD)
+against the working tree's, over one forest and one ``BodyIndex``, alternating which
+goes first per query, every answer compared. CPU ms (``time.process_time``) p50/p95
+per kind of query. The forest is bench_sniff.py's (``--work`` of an earlier run).
+
+    .venv/bin/python bench/bench_sniff_ab.py --work DIR [--queries 270] [--ref HEAD]
+
+Only ``read/sniff.py`` is taken from the ref: a change to the body index shows in
+both columns alike (run the plain bench_sniff.py at each commit for that).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_sniff  # noqa: E402
+from monkeyllm_core import Vine  # noqa: E402
+from monkeyllm_core.read import sniff as current  # noqa: E402
+from monkeyllm_core.read.body_index import BodyIndex  # noqa: E402
+
+
+def committed_sniff(ref: str) -> types.ModuleType:
+    repo = Path(__file__).resolve().parent.parent
+    source = subprocess.run(["git", "-C", str(repo), "show", f"{ref}:monkeyllm_core/read/sniff.py"],
+                            capture_output=True, text=True, check=True).stdout
+    module = types.ModuleType("monkeyllm_core.read.sniff_at_ref")
+    module.__package__ = "monkeyllm_core.read"  # its relative imports resolve against today's package
+    exec(compile(source, f"sniff.py@{ref}", "exec"), module.__dict__)
+    return module
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="a bench_sniff.py --work folder")
+    parser.add_argument("--queries", type=int, default=270)
+    parser.add_argument("--ref", default="HEAD")
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+    os.environ.update(HOME=str(args.work / "home"))
+    root = args.work / "sniff-forest"
+    if not (root / "_index.md").exists():
+        sys.exit(f"{root}: no forest; run bench/bench_sniff.py --work {args.work} first")
+    old = committed_sniff(args.ref)
+    vine = Vine(root, writable=False)
+    corpus = bench_sniff.Corpus(args.seed, vine.catalog.db.execute(
+        "SELECT count(*) FROM nodes WHERE kind = 'banana'").fetchone()[0])
+    for i in range(corpus.nodes):
+        corpus.body(i)  # the seeded codes, as on disk
+    plan = bench_sniff.queries(corpus, args.queries)
+    cpu: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    differing = 0
+    with BodyIndex(root, vine.catalog) as index:
+        current.sniff(index, ["warm-up"])
+        for n, (kind, terms, scope) in enumerate(plan):
+            sides = (("old", old), ("new", current)) if n % 2 else (("new", current), ("old", old))
+            answers = {}
+            for name, module in sides:
+                started = time.process_time()
+                answers[name] = module.sniff(index, terms, scope=scope, k=10_000)
+                cpu[name].setdefault(kind, []).append((time.process_time() - started) * 1000)
+            differing += answers["old"] != answers["new"]
+    print(f"{len(plan)} queries, answers differing: {differing}; load {os.getloadavg()[0]:.1f}; ref {args.ref}")
+    print(f"{'kind':16s} {'old p50':>8s} {'old p95':>8s} {'new p50':>8s} {'new p95':>8s}  (CPU ms)")
+    for kind in [*cpu["old"], "all"]:
+        old_ms = [t for ts in cpu["old"].values() for t in ts] if kind == "all" else cpu["old"][kind]
+        new_ms = [t for ts in cpu["new"].values() for t in ts] if kind == "all" else cpu["new"][kind]
+        print(f"{kind:16s} {statistics.median(old_ms):8.1f} {bench_sniff.percentile(old_ms, .95):8.1f} "
+              f"{statistics.median(new_ms):8.1f} {bench_sniff.percentile(new_ms, .95):8.1f}")
+
+
+if __name__ == "__main__":
+    main()
