@@ -27,10 +27,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .errors import VineError, estimate_tokens
+from .errors import VineError
 from .forest import branches as br
 from .forest.catalog import CATALOG_PATH, Catalog
+from .forest.catalog_entry import CatalogEntry, entry_of
 from .forest.dialect import SCHEMA_PATH, Dialect, load_dialect
+from .forest.parallel_read import read_entries
 from .forest.passport import Node, parse_node
 from .forest.patches import apply_patch
 from .forest.rules import (
@@ -57,7 +59,6 @@ from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
 from .read.freshness import mark_rebuilt
-from .read.headings import outline
 
 
 def is_forest(root: Path) -> bool:
@@ -459,27 +460,26 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             raise
         return count
 
-    def _index_node(self, node_id: str, *, rebuilding: bool = False) -> bool:
-        """Write one node's catalog rows from its file; False when it holds no readable node.
-        ``rebuilding``: the catalog was emptied for a reindex, so the row is new, and
-        the file is not kept in the text cache (keeping every file a reindex reads
-        would hold the whole forest in memory)."""
+    def _index_node(self, node_id: str) -> bool:
+        """Write one node's catalog rows from its file; False when it holds no readable node."""
         rel = node_path(node_id)
         try:
             check_id(node_id)
-            text = self._files.read(rel, keep=not rebuilding)
-            if text is None:
-                return False
-            node = parse_node(text, where=rel)
+            text = self._files.read(rel)
         except VineError:
             return False  # validate reports it; the catalog only holds readable nodes
-        if node.frontmatter.get("id") != node_id:
+        entry = None if text is None else entry_of(node_id, text)
+        if entry is None:
             return False
-        self.catalog.upsert_node(node.frontmatter, self.dialect, body_tokens=estimate_tokens(node.body),
-                                 outline=outline(node.body), new=rebuilding)
-        if is_branch_id(node_id):
-            self.catalog.set_repeats(node_id, br.repeated_ids(br.survey(node.body)))
+        self._index_entry(entry, rebuilding=False)
         return True
+
+    def _index_entry(self, entry: CatalogEntry, *, rebuilding: bool) -> None:
+        """``rebuilding``: the catalog was emptied for a reindex, so the rows are new."""
+        self.catalog.upsert_node(entry.frontmatter, self.dialect, body_tokens=entry.body_tokens,
+                                 outline=entry.outline, new=rebuilding)
+        if entry.repeats is not None:
+            self.catalog.set_repeats(entry.node_id, entry.repeats)
 
     def reindex(self) -> int:
         """Rebuild the catalog from the files. Returns the number of nodes indexed."""
@@ -489,8 +489,11 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
             mark_rebuilt(db.db)  # before the files are read: a file changed during the rebuild is read again
             db.delete_all()
             count = 0
-            for node_id in self.node_files():
-                count += self._index_node(node_id, rebuilding=True)
+            # parsed on every core past a few thousand files, written here in file order
+            for _node_id, entry in read_entries(self.root, self.node_files()):
+                if entry is not None:
+                    self._index_entry(entry, rebuilding=True)
+                    count += 1
             db.optimize_search()
             head = gitstore.head_commit(self.root)
             db.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
