@@ -247,8 +247,9 @@ def run(size: int, work: Path, queries: int, reuse: bool) -> list[list[str]]:
                                capture_output=True, text=True, env=os.environ.copy())
         done = json.loads(child.stdout)
         built = (f"generated in {generated:.1f} s, derived read layer (reindex of {done['nodes']:,} nodes, in a "
-                 f"child process) in {done['wall_s']:.1f} s ({done['cpu_s']:.1f} s CPU), its peak RSS "
-                 f"{done['peak_rss_mib']:.0f} MiB")
+                 f"child process) in {done['wall_s']:.1f} s ({done['cpu_s']:.1f} s CPU, and {done['workers_cpu_s']:.1f} s "
+                 f"in its parsing workers), its peak RSS {done['peak_rss_mib']:.0f} MiB (a worker's "
+                 f"{done['workers_peak_rss_mib']:.0f} MiB)")
     rng = random.Random(7)
     vine = Vine(root, writable=False)
     warm = rng.sample(data["ids"], max(1, size // 100))
@@ -300,7 +301,10 @@ def reindex_child(root: Path) -> None:
     wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
     status = Path("/proc/self/status").read_text()
     peak_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
-    print(json.dumps({"nodes": nodes, "wall_s": wall, "cpu_s": cpu, "peak_rss_mib": peak_kib / 1024}))
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # the parsing workers (forest/parallel_read.py)
+    print(json.dumps({"nodes": nodes, "wall_s": wall, "cpu_s": cpu, "peak_rss_mib": peak_kib / 1024,
+                      "workers_cpu_s": workers.ru_utime + workers.ru_stime,
+                      "workers_peak_rss_mib": workers.ru_maxrss / 1024}))
 
 
 def main(argv: list[str] | None = None) -> int:
