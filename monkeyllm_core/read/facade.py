@@ -123,11 +123,16 @@ class ReadFacade:
             index.catalog = self.catalog  # reopened by a refresh, whose change log tells the index what moved
         return index
 
-    def close_session(self, success: bool, answer_nodes: Sequence[str], *,
-                      calls: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
         """End the hunt: heat on the winning trail when it succeeded, its metrics and
-        shortcut suggestions (concepts.md, Pheromone); the next read starts a new session.
-        ``calls``: the hunt's call records, when the trace is not all of it (``Session.close``)."""
+        shortcut suggestions (concepts.md, Pheromone); the next read starts a new session."""
+        return self.close_session_with(success, answer_nodes, calls=None)
+
+    def close_session_with(self, success: bool, answer_nodes: Sequence[str], *,
+                           calls: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+        """``close_session`` reading the hunt from ``calls`` (trace-shaped records:
+        call, focus, returned, tokens) instead of the trace, when the trace is not all
+        of it: a Troop forager's reads that the visited cache served (``Session.close``)."""
         if isinstance(answer_nodes, str) or not all(isinstance(a, str) for a in answer_nodes):
             raise VineError("E_SCHEMA", "close_session: answer_nodes must be a list of node ids",
                             "e.g. close_session(True, ['sales/exchange-policy']).")

@@ -281,14 +281,14 @@ def test_clients_sharing_a_heat_scope_warm_each_other_but_keep_their_own_traces(
         assert heat_of(reader, ["sales/exchange-policy"]) == {"sales/exchange-policy": 0.0}
 
 
-def test_close_session_reads_the_calls_it_is_given_instead_of_the_trace(reader):
+def test_close_session_with_reads_the_calls_it_is_given_instead_of_the_trace(reader):
     reader.look("people/ana-ribeiro")
     # a walk the trace does not hold (another forager's trace does): people/_index -> ana -> the policy
     walked = [{"call": "move", "focus": "people/_index", "returned": ["people/ana-ribeiro"], "tokens": 40},
               {"call": "move", "focus": "people/ana-ribeiro", "returned": ["sales/exchange-policy"], "tokens": 60},
               {"call": "pick", "focus": "sales/exchange-policy", "returned": ["sales/exchange-policy"],
                "tokens": 300}]
-    outcome = reader.close_session(True, ["sales/exchange-policy"], calls=walked)
+    outcome = reader.close_session_with(True, ["sales/exchange-policy"], calls=walked)
     assert outcome["metrics"] == {"hops_to_banana": 3, "trail_len": 3, "tokens_to_banana": 400, "calls": 3,
                                   "answer_nodes": ["sales/exchange-policy"]}
     trail = ["people/_index", "people/ana-ribeiro", "sales/exchange-policy"]
