@@ -147,7 +147,7 @@ async def _hop(read: ReadCall, result: Hunt, tool: str, arguments: str, model_ms
     except VineError as exc:
         out, ok = exc.envelope(), False
     ms = (time.perf_counter() - started) * 1000
-    focus_key = next((key for key in ("id", "parent_id", "scope") if isinstance(args.get(key), str)), None)
+    focus_key = focus_key_of(args)
     focus = args[focus_key] if focus_key else None
     n = len(result.hops) + 1
     hop = {"n": n, "tool": tool, "id": focus, "ms": round(ms, 2), "model_ms": round(model_ms, 1), "ok": ok,
@@ -161,6 +161,11 @@ async def _hop(read: ReadCall, result: Hunt, tool: str, arguments: str, model_ms
     if ok:
         result.seen.update(dict.fromkeys([*([focus] if focus else []), *ids_in(out)]))
     return out
+
+
+def focus_key_of(args: dict[str, Any]) -> str | None:
+    """The argument naming the node a read is about (the trace's ``focus``), if any."""
+    return next((key for key in ("id", "parent_id", "scope") if isinstance(args.get(key), str)), None)
 
 
 def _arguments(tool: str, arguments: str) -> dict[str, Any]:
