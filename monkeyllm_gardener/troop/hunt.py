@@ -145,7 +145,8 @@ async def _join(service: ForestService, client: str, scope: str) -> str:
 
 
 async def _until_stopped(tasks: Sequence[asyncio.Task], policy: StopPolicy) -> None:
-    """Wait until every forager finished or the policy stopped the hunt; then cancel the rest."""
+    """Wait until every forager finished or the policy stopped the hunt; then cancel the rest.
+    A forager ends on its own (``forage``), so anything it raised is a bug: raised here."""
     stopped = asyncio.ensure_future(policy.stopped.wait())
     pending = set(tasks)
     try:
@@ -156,7 +157,10 @@ async def _until_stopped(tasks: Sequence[asyncio.Task], policy: StopPolicy) -> N
         stopped.cancel()
         for task in pending:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+    for outcome in ended:
+        if isinstance(outcome, Exception):
+            raise outcome
 
 
 def _winner(foragers: Sequence[Forager], evidence: Sequence[str]) -> Forager | None:

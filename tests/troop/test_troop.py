@@ -311,8 +311,8 @@ def test_each_forager_has_its_hop_budget_then_a_deadline_turn(forest):
 
 
 def test_the_hunt_keeps_answers_deadline(forest):
-    script = TroopScript({1: [slow(calls(("look", {"id": ENTRIES[0]})), 1.2), slow(calls(("look", {"id": EXCHANGE})), 1.2),
-                              answer_reply(RETAIL, [EXCHANGE])]}, judge=answer_reply(RETAIL, [EXCHANGE]))
+    looks = [slow(calls(("look", {"id": node})), 1.2) for node in (ENTRIES[0], EXCHANGE)]
+    script = TroopScript({1: [*looks, answer_reply(RETAIL, [EXCHANGE])]}, judge=answer_reply(RETAIL, [EXCHANGE]))
     # 4 s: the foragers have 3 of them, and no tool turn starts past 2 s
     out = hunt(forest, script, n=1, deadline_seconds=4.0).to_dict()
     (forager,) = out["foragers"]
