@@ -126,11 +126,18 @@ class ReadFacade:
     def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
         """End the hunt: heat on the winning trail when it succeeded, its metrics and
         shortcut suggestions (concepts.md, Pheromone); the next read starts a new session."""
+        return self.close_session_with(success, answer_nodes, calls=None)
+
+    def close_session_with(self, success: bool, answer_nodes: Sequence[str], *,
+                           calls: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+        """``close_session`` reading the hunt from ``calls`` (trace-shaped records:
+        call, focus, returned, tokens) instead of the trace, when the trace is not all
+        of it: a Troop forager's reads that the visited cache served (``Session.close``)."""
         if isinstance(answer_nodes, str) or not all(isinstance(a, str) for a in answer_nodes):
             raise VineError("E_SCHEMA", "close_session: answer_nodes must be a list of node ids",
                             "e.g. close_session(True, ['sales/exchange-policy']).")
         session = self.read_session()
-        outcome = session.close(success, list(answer_nodes), self._linked)
+        outcome = session.close(success, list(answer_nodes), self._linked, calls=calls)
         state = _state(self)
         client = state.get("client")
         fresh = Session(self.root, state["heat"])
@@ -141,19 +148,23 @@ class ReadFacade:
         return outcome
 
     @contextmanager
-    def client_session(self, client: str) -> Iterator[Session]:
+    def client_session(self, client: str, *, heat_scope: str | None = None) -> Iterator[Session]:
         """Route the read calls made inside to one client's own session (``vine
         serve`` has one per MCP connection or REST caller), so two agents' traces
         and session heat never mix; ``close_session`` inside starts that client a
         fresh one. Calls on one Vine are not concurrent (a server runs them on the
         forest's one thread), so the client is state of the Vine, not of a thread.
         The least recently used sessions are forgotten past ``MAX_CLIENTS``: their
-        traces stay on disk, and that client's next call starts a new session."""
+        traces stay on disk, and that client's next call starts a new session.
+
+        ``heat_scope`` makes a client's new session share that scope's session heat
+        while keeping its own trace (a Troop's foragers); a client that already has
+        a session keeps it as it is, and the fresh one after a close has its own."""
         self.read_session()  # the heat store, shared by every session
         state = _state(self)
         clients: OrderedDict[str, Session] = state.setdefault("clients", OrderedDict())
         if client not in clients:
-            clients[client] = Session(self.root, state["heat"])
+            clients[client] = Session(self.root, state["heat"], heat_scope=heat_scope)
             while len(clients) > MAX_CLIENTS:
                 clients.popitem(last=False)
         clients.move_to_end(client)

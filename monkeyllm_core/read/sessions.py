@@ -14,6 +14,12 @@ pick and harvest leave scent for the rest of the hunt. ``close`` is the only pla
 persistent heat is deposited: +0.1 on every node of the winning trail of a
 successful hunt (``outcome``), then the session's own heat is deleted and the
 caller starts a fresh session.
+
+A session's heat lives under its ``heat_scope``, its own id unless it joins
+another's: the foragers of a Troop each keep their own trace (so only the
+winner's trail is heated) while what one of them picks warms the rankings of
+all (concepts.md, The Troop). Closing any session of a scope ends the scope's
+heat.
 """
 from __future__ import annotations
 
@@ -50,26 +56,28 @@ def session_id_from_env() -> str | None:
 
 
 class Session:
-    def __init__(self, root: Path, heat: HeatStore, session_id: str | None = None) -> None:
+    def __init__(self, root: Path, heat: HeatStore, session_id: str | None = None, *,
+                 heat_scope: str | None = None) -> None:
         self.root = Path(root)
         self.heat = heat
         self.id = session_id or new_session_id()
+        self.heat_scope = heat_scope or self.id
         self.trace_path = self.root / TRACES_DIR / f"{self.id}.jsonl"
         self._tracing = True
         self._folder_made = False
 
     # -- heat ---------------------------------------------------------------------------
     def heat_of(self, ids: Iterable[str]) -> dict[str, float]:
-        """Every id's heat: persistent (decayed) plus this session's, at most 1.0; 0.0 when cold."""
-        warm = self.heat.warm(self.id)
+        """Every id's heat: persistent (decayed) plus this session's scope's, at most 1.0; 0.0 when cold."""
+        warm = self.heat.warm(self.heat_scope)
         return {node: warm.get(node, 0.0) for node in ids}
 
     def warm(self) -> dict[str, float]:
         """Every warm node of the forest, as ``heat_of`` would rate it."""
-        return self.heat.warm(self.id)
+        return self.heat.warm(self.heat_scope)
 
     def deposit_session(self, ids: Iterable[str], amount: float = DEPOSIT) -> None:
-        self.heat.deposit_session(self.id, ids, amount)
+        self.heat.deposit_session(self.heat_scope, ids, amount)
 
     # -- the trace ----------------------------------------------------------------------
     def trace(self, call: str, args: dict[str, Any], *, focus: str | None, returned: Sequence[str],
@@ -117,13 +125,19 @@ class Session:
         return out
 
     # -- closing ------------------------------------------------------------------------
-    def close(self, success: bool, answer_nodes: Sequence[str], linked: Callable[[str, str], bool]) -> dict[str, Any]:
-        """End the hunt: the concepts.md outcome record, appended to the trace and returned."""
+    def close(self, success: bool, answer_nodes: Sequence[str], linked: Callable[[str, str], bool], *,
+              calls: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """End the hunt: the concepts.md outcome record, appended to the trace and returned.
+
+        ``calls`` replaces the trace as the hunt's record when the caller knows it
+        better: a Troop forager's reads that the shared visited cache served are in
+        another forager's trace, not in its own, yet they are on its trail."""
         answers = [str(a) for a in answer_nodes]
-        metrics, trail, suggest = hunt_outcome(self.calls(), bool(success), answers, linked)
+        metrics, trail, suggest = hunt_outcome(self.calls() if calls is None else calls, bool(success), answers,
+                                               linked)
         if success and trail:
             self.heat.deposit(trail, DEPOSIT)
-        self.heat.end_session(self.id)
+        self.heat.end_session(self.heat_scope)
         self.heat.evaporate()
         outcome = {"ts": round(time.time(), 3), "session": self.id,
                    "outcome": {"success": bool(success), "answer_nodes": answers},

@@ -8,5 +8,5 @@
 - ``payloads``: a node's payload file, only ever one inside the forest (``view``, REST);
 - ``principal``: who is calling (a key's name, forest and read-only flag), and what they may do;
 - ``answer``: harvest plus the forest's model (``answer_model``: its binding, meter
-  and errors; ``answer_hops``: the model driving the reads; ``answer_cache``).
+  and errors; ``answer_hops``: the navigator loop driving the reads; ``answer_cache``).
 """

@@ -149,7 +149,7 @@ async def _hops(service: ForestService, client: str, model: AnswerModel, meter: 
                        reply_tokens=request.reply_tokens, started=started, deadline=deadline)
     response = {"answer": found.answer, "model": found.model or name, "model_ms": round(meter.ms, 1),
                 "turns": found.turns, "hops": found.hops, "read": found.read, "usage": meter.usage(),
-                "evidence": found.evidence, "sources": await _sources(service, found.evidence),
+                "evidence": found.evidence, "sources": await sources_of(service, found.evidence),
                 "exhausted": found.exhausted, "deadline_turn": found.deadline_turn}
     return response, found.steps, found.forest_ms
 
@@ -158,7 +158,7 @@ def _source(row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "title": row["title"], "summary": row["summary"], "type": row["type"]}
 
 
-async def _sources(service: ForestService, evidence: list[str]) -> list[dict[str, Any]]:
+async def sources_of(service: ForestService, evidence: list[str]) -> list[dict[str, Any]]:
     """The catalog's passport of each evidence id (one that is gone since is left out)."""
     def rows(reader: Any) -> list[dict[str, Any]]:
         return [_source(row) for row in map(reader.catalog.get, evidence) if row is not None]

@@ -1,193 +1,23 @@
-"""``answer`` with ``hops``: the model drives the read primitives itself.
-
-The model is offered the seven reads (``HOP_TOOLS``) as OpenAI function tools
-and calls them until it can answer. Each call runs through the forest's
-``ForestService`` with the caller's client session, so it is traced and heated
-like the caller's own reads; a write is never run, whatever the model asks and
-whatever the caller may do: the model is told E_READONLY. Every error goes back
-to the model as the error envelope, so it may correct itself.
-
-Every call the model makes counts against ``hops``, a refused or failing one
-too, so a model that keeps calling cannot loop: there are at most ``hops`` turns
-with tool calls, then one deadline turn. The deadline turn comes when the hops
-are spent, when two thirds of the answer's time is gone (the rest is left for
-that turn), or when the model replies with nothing: the tools are taken away
-and the model is told to answer from what it read. A model that still does not
-answer leaves the answer empty and ``exhausted: true``, never an invented one.
-"""
+"""``answer`` with ``hops``: the navigator loop (``monkeyllm_gardener.navigator``)
+reading through the forest's ``ForestService`` in the caller's client session, so
+every hop is traced and heated like the caller's own reads."""
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from monkeyllm_core import VineError
-from monkeyllm_core.read.contract import tokens_of, wire
+from monkeyllm_gardener.navigator import DEADLINE_TURN, HOP_TOOLS, Hunt, navigate
 
-from .answer_model import REPLY_FORMAT, AnswerModel, Meter, read_reply
+from .answer_model import AnswerModel, Meter
 from .forest_service import ForestService
-from .tools import TOOLS
 
-HOP_TOOLS = ("locate", "sniff", "look", "move", "pick", "scan", "query")
-HOP_SHARE_OF_DEADLINE = 2 / 3  # past it no new tool turn starts: the rest is the deadline turn's
-DEADLINE_TURN = ("No more tool calls: answer now from what you have read. If it does not answer the question, "
-                 "say so in the answer. " + REPLY_FORMAT)
-
-
-def system_prompt(hops: int) -> str:
-    return ("You answer questions about a knowledge forest (markdown nodes in branches, and datasets you can query "
-            f"with SQL) by calling its read tools, at most {hops} calls in all. Start with locate (or sniff for an "
-            "exact string), look at a node before you pick or query it, and stop as soon as you can answer. Answer "
-            "only from what the tools returned; never invent a fact, a figure or an id. When you can answer, reply "
-            "without a tool call. " + REPLY_FORMAT)
-
-
-def tool_specs() -> list[dict[str, Any]]:
-    """The read tools as OpenAI function tools, with the schemas MCP shows."""
-    return [{"type": "function", "function": {"name": name, "description": TOOLS[name].description,
-                                              "parameters": TOOLS[name].input_schema()}}
-            for name in HOP_TOOLS]
-
-
-@dataclass
-class Hunt:
-    """What a hop loop did: the answer (or none), every hop, what each returned."""
-    answer: str = ""
-    evidence: list[str] = field(default_factory=list)
-    exhausted: bool = False
-    deadline_turn: bool = False
-    turns: int = 0
-    model: str | None = None  # the model the provider says answered last
-    hops: list[dict[str, Any]] = field(default_factory=list)
-    read: list[dict[str, Any]] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)  # the trace: model turns and hops, in order
-    seen: dict[str, None] = field(default_factory=dict)  # every id the model was shown, in order
-
-    @property
-    def forest_ms(self) -> float:
-        return sum(hop["ms"] for hop in self.hops)
+__all__ = ["DEADLINE_TURN", "HOP_TOOLS", "Hunt", "hunt"]
 
 
 async def hunt(service: ForestService, client: str, model: AnswerModel, meter: Meter, *, name: str, question: str,
                hops: int, reply_tokens: int, started: float, deadline: float) -> Hunt:
-    """Run the loop (module doc). ``started`` and ``deadline`` are ``time.monotonic()``
-    instants; a model that fails raises ``VineError`` (``answer_model.model_error``)."""
-    result = Hunt()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(hops)},
-                                      {"role": "user", "content": f"Question: {question}"}]
-    last_tool_turn = started + (deadline - started) * HOP_SHARE_OF_DEADLINE
-    specs = tool_specs()
-    while len(result.hops) < hops and time.monotonic() < last_tool_turn:
-        reply, model_ms = await _turn(model, meter, result, name=name, messages=messages, reply_tokens=reply_tokens,
-                                      deadline=deadline, tools=specs)
-        if not reply.tool_calls:
-            if reply.content.strip():
-                result.answer, result.evidence = read_reply(reply.content, list(result.seen))
-                return result
-            break  # it said nothing: the deadline turn asks it to answer
-        messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-            for call in reply.tool_calls]})
-        for call in reply.tool_calls:
-            spent = len(result.hops) >= hops
-            out = await _hop(service, client, result, call.name, call.arguments, model_ms, spent=spent)
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": wire(out)})
-    messages.append({"role": "user", "content": DEADLINE_TURN})
-    reply, _ = await _turn(model, meter, result, name=name, messages=messages, reply_tokens=reply_tokens,
-                           deadline=deadline, tools=None)
-    result.deadline_turn = True
-    if reply.tool_calls or not reply.content.strip():
-        result.exhausted = True  # nothing to answer from: say so, never invent
-        return result
-    result.answer, result.evidence = read_reply(reply.content, list(result.seen))
-    return result
+    """``navigate`` on ``service``'s forest for ``client`` (no cache: every hop is a forest call)."""
+    async def read(tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        return await service.acall(tool, args, client), False
 
-
-async def _turn(model: AnswerModel, meter: Meter, result: Hunt, *, name: str, messages: list[dict[str, Any]],
-                reply_tokens: int, deadline: float, tools: list[dict[str, Any]] | None) -> Any:
-    reply, ms = await model.ask(meter, model=name, messages=messages, max_tokens=reply_tokens, deadline=deadline,
-                                tools=tools)
-    result.turns += 1
-    result.model = reply.model or result.model
-    result.steps.append({"step": "model", "turn": result.turns, "ms": round(ms, 1),
-                         "tokens": reply.completion_tokens, "detail": reply.model or name})
-    return reply, ms
-
-
-async def _hop(service: ForestService, client: str, result: Hunt, tool: str, arguments: str, model_ms: float, *,
-               spent: bool) -> dict[str, Any]:
-    """Run one tool call the model made (or refuse it), record it, and return what
-    goes back to the model: the response, or the error envelope."""
-    started = time.perf_counter()
-    args: Any = {}
-    try:
-        if spent:
-            raise VineError("E_UNSUPPORTED", f"{tool} was not run: every hop of this answer is spent",
-                            "Answer now from what you have read.")
-        args = _arguments(tool, arguments)
-        out = await service.acall(tool, args, client)
-        ok = True
-    except VineError as exc:
-        out, ok = exc.envelope(), False
-    ms = (time.perf_counter() - started) * 1000
-    focus_key = next((key for key in ("id", "parent_id", "scope") if isinstance(args.get(key), str)), None)
-    focus = args[focus_key] if focus_key else None
-    n = len(result.hops) + 1
-    result.hops.append({"n": n, "tool": tool, "id": focus, "ms": round(ms, 2), "model_ms": round(model_ms, 1),
-                        "ok": ok, "args": {k: v for k, v in args.items() if k != focus_key}, "out": summary_of(out)})
-    result.read.append({"n": n, "tool": tool, "id": focus, "out": out})
-    result.steps.append({"step": tool, "id": focus, "ms": round(ms, 2), "tokens": tokens_of(out), "ok": ok})
-    if ok:
-        result.seen.update(dict.fromkeys([*([focus] if focus else []), *ids_in(out)]))
-    return out
-
-
-def _arguments(tool: str, arguments: str) -> dict[str, Any]:
-    """The model's arguments for a read it may make (VineError, for the model, otherwise)."""
-    if tool not in HOP_TOOLS:
-        if tool in TOOLS and TOOLS[tool].writes:
-            raise VineError("E_READONLY", f"answer only reads: {tool} is not offered to it",
-                            "Answer from what you read; writes are plant, graft and tend, called deliberately.")
-        raise VineError("E_NOT_FOUND", f"no read tool named {tool!r}", f"Tools: {', '.join(HOP_TOOLS)}.")
-    try:
-        args = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        raise VineError("E_SCHEMA", f"{tool}: the arguments are not JSON: {arguments!r:.80}",
-                        "Send the arguments as one JSON object.") from None
-    if not isinstance(args, dict):
-        raise VineError("E_SCHEMA", f"{tool}: the arguments must be a JSON object", "e.g. {\"id\": \"...\"}")
-    return args
-
-
-def ids_in(response: Any) -> list[str]:
-    """Every node id a response shows (any ``id`` field, at any depth)."""
-    found: list[str] = []
-    stack = [response]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            if isinstance(value.get("id"), str):
-                found.append(value["id"])
-            stack.extend(reversed(list(value.values())))
-        elif isinstance(value, list):
-            stack.extend(reversed(value))
-    return found
-
-
-def summary_of(out: dict[str, Any]) -> str:
-    """A hop's result in a few words, for the ``hops`` list (``read`` has it whole)."""
-    if "error" in out:
-        return f"{out['error']['code']}: {out['error']['message']}"[:160]
-    if "rows" in out and "row_count" in out:
-        return f"{out['row_count']} row(s)" + (", limited" if out.get("limited") else "")
-    listed = next((key for key in ("results", "nodes", "neighbors") if isinstance(out.get(key), list)), None)
-    if listed is not None:
-        return f"{len(out[listed])} {listed}" + (", truncated" if out.get("truncated") else "")
-    if "outline" in out and "body" not in out:
-        return "outline" if "query_manual" not in out and "edges_out" not in out else f"{out.get('type')} digest"
-    if "body" in out:
-        return f"section {out['section']!r}" if out.get("section") else "body"
-    if "edges_out" in out or "summary" in out:
-        return f"{out.get('type', 'node')} digest"
-    return f"{tokens_of(out)} tokens"
+    return await navigate(read, model, meter, name=name, question=question, hops=hops, reply_tokens=reply_tokens,
+                          started=started, deadline=deadline)

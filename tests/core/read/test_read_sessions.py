@@ -253,3 +253,43 @@ def test_two_clients_of_one_vine_keep_their_hunts_apart(reader):
         assert reader.read_session() is b_session  # untouched by agent-a's close
     assert [line["call"] for line in map(json.loads, b_session.trace_path.read_text().splitlines())] == ["look"]
     assert reader.read_session() is not b_session  # outside any client: the Vine's own session
+
+
+def test_clients_sharing_a_heat_scope_warm_each_other_but_keep_their_own_traces(reader):
+    with reader.client_session("forager-1", heat_scope="troop-1") as one:
+        reader.pick("sales/exchange-policy")
+    with reader.client_session("forager-2", heat_scope="troop-1") as two:
+        # forager-1's pick warms forager-2's ranking: one scope of session heat
+        assert heat_of(reader, ["sales/exchange-policy"]) == {"sales/exchange-policy": 0.1}
+        located = reader.locate("exchange policy", k=1)["results"][0]
+        assert located["id"] == "sales/exchange-policy" and located["heat"] == pytest.approx(0.1)
+        reader.pick("sales/price-list")
+    with reader.client_session("outsider"):
+        assert heat_of(reader, ["sales/exchange-policy", "sales/price-list"]) == {
+            "sales/exchange-policy": 0.0, "sales/price-list": 0.0}
+    assert one.id != two.id and one.heat_scope == two.heat_scope == "troop-1"
+    calls_of = {s.id: [line["call"] for line in map(json.loads, s.trace_path.read_text().splitlines())]
+                for s in (one, two)}
+    assert calls_of == {one.id: ["pick"], two.id: ["locate", "pick"]}
+    # only the closing client's trail becomes persistent heat; the scope's session heat ends with it
+    with reader.client_session("forager-2"):
+        outcome = reader.close_session(True, ["sales/price-list"])
+    assert outcome["session"] == two.id and outcome["metrics"]["calls"] == 2
+    assert persistent_heat(reader.root, "sales/price-list") == pytest.approx(0.1)
+    assert persistent_heat(reader.root, "sales/exchange-policy") is None
+    with reader.client_session("forager-1"):
+        assert heat_of(reader, ["sales/exchange-policy"]) == {"sales/exchange-policy": 0.0}
+
+
+def test_close_session_with_reads_the_calls_it_is_given_instead_of_the_trace(reader):
+    reader.look("people/ana-ribeiro")
+    # a walk the trace does not hold (another forager's trace does): people/_index -> ana -> the policy
+    walked = [{"call": "move", "focus": "people/_index", "returned": ["people/ana-ribeiro"], "tokens": 40},
+              {"call": "move", "focus": "people/ana-ribeiro", "returned": ["sales/exchange-policy"], "tokens": 60},
+              {"call": "pick", "focus": "sales/exchange-policy", "returned": ["sales/exchange-policy"],
+               "tokens": 300}]
+    outcome = reader.close_session_with(True, ["sales/exchange-policy"], calls=walked)
+    assert outcome["metrics"] == {"hops_to_banana": 3, "trail_len": 3, "tokens_to_banana": 400, "calls": 3,
+                                  "answer_nodes": ["sales/exchange-policy"]}
+    trail = ["people/_index", "people/ana-ribeiro", "sales/exchange-policy"]
+    assert {node: persistent_heat(reader.root, node) for node in trail} == dict.fromkeys(trail, pytest.approx(0.1))

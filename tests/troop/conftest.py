@@ -1,0 +1,26 @@
+"""Fixtures of the Troop tests: the read engine's test forest, copied per test, and
+helpers to script a troop of chat models on the scripted OpenAI-compatible server."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "read"))
+from _read_forest import plant_forest, private_copy  # noqa: E402  (typed edges, a dataset, ...)
+
+from monkeyllm_core import init_forest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def troop_forest_base(tmp_path_factory) -> Path:
+    root = init_forest(tmp_path_factory.mktemp("troop") / "acme", "Acme")
+    plant_forest(root)
+    return root
+
+
+@pytest.fixture
+def forest(troop_forest_base, tmp_path) -> Path:
+    """A private copy of the test forest (no heat, no traces)."""
+    return private_copy(troop_forest_base, tmp_path / "acme")
