@@ -7,10 +7,14 @@ itself, "parallel" is the default. They alternate, ROUNDS of each. Printed per
 run, as JSON: wall and CPU of the rebuilding process, its parsing workers' CPU,
 the peak RSS of each, the load average.
 
-    .venv/bin/python bench/bench_reindex_ab.py ROOT [ROUNDS]
+    .venv/bin/python bench/bench_reindex_ab.py ROOT [ROUNDS] [--make NODES]
+
+``--make NODES``: first write bench_read.py's generated forest of NODES bananas at
+ROOT (which must not exist) and build its catalog once, untimed.
 """
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -35,9 +39,25 @@ print(json.dumps({"mode": sys.argv[2], "nodes": nodes, "wall_s": round(wall, 1),
 '''
 
 
+def make(root: Path, nodes: int) -> None:
+    sys.path[:0] = [REPO, str(Path(__file__).resolve().parent)]
+    import bench_read
+    from monkeyllm_core import Vine, init_forest
+
+    init_forest(root, f"Bench {nodes}")
+    bench_read.generate(root, nodes)
+    Vine(root).close()  # the catalog, built once: each timed run is then one rebuild
+
+
 def main() -> None:
-    root = sys.argv[1]
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("root", type=Path)
+    parser.add_argument("rounds", type=int, nargs="?", default=2)
+    parser.add_argument("--make", type=int, metavar="NODES")
+    args = parser.parse_args()
+    if args.make:
+        make(args.root, args.make)
+    root, rounds = str(args.root), args.rounds
     for n in range(rounds):
         for mode in ("serial", "parallel") if n % 2 == 0 else ("parallel", "serial"):
             done = subprocess.run([sys.executable, "-c", CHILD, root, mode, REPO], capture_output=True, text=True)
