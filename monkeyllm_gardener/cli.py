@@ -307,6 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_keys_commands(sub)
     from .ranger_commands import add_ranger_command  # evaporate, tend links, landmarks, health
     add_ranger_command(sub, forest_arg, _forest)
+    from .canopy_commands import add_canopy_commands  # canopy build, canopy status
+    add_canopy_commands(sub, forest_arg, _forest)
     return parser
 
 
