@@ -82,12 +82,15 @@ def _stage_and_swap(root: Path, texts: dict[str, str], wanted: dict[str, str], o
         stale = [node for node, hashed in have.items() if wanted.get(node) != hashed]
         staged.execute("BEGIN")
         staged.executemany("DELETE FROM vectors WHERE id = ?", [(node,) for node in stale])
-        resumed = len(have) - len(stale)
         kept = [(node, hashed, blob) for node, (hashed, blob) in old_rows.items()
                 if wanted.get(node) == hashed and node not in have]
         staged.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", kept)
         staged.execute("COMMIT")
-        done = {node for node, hashed in have.items() if wanted.get(node) == hashed} | {row[0] for row in kept}
+        done = {node for node, hashed in have.items() if wanted.get(node) == hashed}
+        # what an interrupted build embedded, as opposed to what it had copied from the old index
+        resumed = sum(1 for node in done if old_rows.get(node, ("",))[0] != wanted[node])
+        kept_count = len(kept) + len(done) - resumed
+        done |= {row[0] for row in kept}
         todo = [node for node in wanted if node not in done]
         dimension = _embed_into(staged, embedder, [(node, texts[node], wanted[node]) for node in todo],
                                 dimension, batch, workers)
@@ -100,7 +103,7 @@ def _stage_and_swap(root: Path, texts: dict[str, str], wanted: dict[str, str], o
     finally:
         staged.close()
     os.replace(staging_path, root / CANOPY_PATH)  # the one step that makes the new index visible
-    return {"embedded": len(todo), "kept": len(kept), "resumed": resumed, "dimension": dimension or 0}
+    return {"embedded": len(todo), "kept": kept_count, "resumed": resumed, "dimension": dimension or 0}
 
 
 def _embed_into(staged: sqlite3.Connection, embedder: Embedder, todo: list[tuple[str, str, str]],
@@ -114,6 +117,7 @@ def _embed_into(staged: sqlite3.Connection, embedder: Embedder, todo: list[tuple
     pool = ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="canopy-embed")
     try:
         pending: set[Future[Any]] = set()
+        stored = 0
         owner: dict[Future[Any], list[tuple[str, str, str]]] = {}
         queue = iter(batches)
         for part in queue:  # keep ``workers`` requests in flight, not every batch queued at once
@@ -126,8 +130,9 @@ def _embed_into(staged: sqlite3.Connection, embedder: Embedder, todo: list[tuple
             finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
             for future in finished:
                 part = owner.pop(future)
-                vectors = _result(future, staged)
+                vectors = _result(future, stored)
                 dimension = _store(staged, embedder.model, part, vectors, dimension)
+                stored += len(part)
                 nxt = next(queue, None)
                 if nxt is not None:
                     again = pool.submit(embedder.embed, [text for _node, text, _hash in nxt])
@@ -138,14 +143,13 @@ def _embed_into(staged: sqlite3.Connection, embedder: Embedder, todo: list[tuple
     return dimension
 
 
-def _result(future: Future[Any], staged: sqlite3.Connection) -> list[Any]:
+def _result(future: Future[Any], stored: int) -> list[Any]:
     try:
         return future.result()
     except VineError as exc:
-        held = staged.execute("SELECT count(*) FROM vectors").fetchone()[0]
         raise VineError(exc.code, f"canopy build stopped: {exc.message}",
-                        f"{exc.hint} The previous canopy is unchanged; {held} vector(s) are staged for the next "
-                        "`vine canopy build`.".strip()) from None
+                        f"{exc.hint} The previous canopy is unchanged; {stored} new vector(s) are staged for the "
+                        "next `vine canopy build`.".strip()) from None
 
 
 def _store(staged: sqlite3.Connection, model: str, part: list[tuple[str, str, str]], vectors: list[Any],

@@ -25,21 +25,23 @@ def canopy_status(root: Path, db: sqlite3.Connection, embedder_model: str | None
         status.update(model=meta["model"], dimension=int(meta["dimension"]), count=len(rows),
                       built_at=_iso(meta.get("built_at")))
     status["stale"] = stale_of(db, {node: hashed for node, (hashed, _blob) in rows.items()})
-    status["staged"] = _staged(root / STAGING_PATH)
+    status["staged"] = _staged(root / STAGING_PATH, {node: hashed for node, (hashed, _blob) in rows.items()})
     status["embedder"] = embedder_model
     if meta and embedder_model is not None:
         status["embedder_matches"] = embedder_model == meta["model"]
     return status
 
 
-def _staged(path: Path) -> int:
-    """Vectors an interrupted build committed, which the next build of that model keeps."""
+def _staged(path: Path, built: dict[str, str]) -> int:
+    """Vectors an interrupted build embedded (not those it copied from the canopy),
+    which the next build of that model keeps."""
     if not path.exists():
         return 0
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            return int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+            return sum(1 for node, hashed in db.execute("SELECT id, text_hash FROM vectors")
+                       if built.get(node) != hashed)
         finally:
             db.close()
     except sqlite3.DatabaseError:
