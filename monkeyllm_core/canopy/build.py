@@ -102,6 +102,7 @@ def _stage_and_swap(root: Path, texts: dict[str, str], wanted: dict[str, str], o
         staged.execute("COMMIT")
     finally:
         staged.close()
+    _fsync(staging_path)
     os.replace(staging_path, root / CANOPY_PATH)  # the one step that makes the new index visible
     return {"embedded": len(todo), "kept": kept_count, "resumed": resumed, "dimension": dimension or 0}
 
@@ -187,7 +188,7 @@ def _open_staging(path: Path, model: str) -> sqlite3.Connection:
             path.unlink()
             staged = sqlite3.connect(path, isolation_level=None)
         staged.execute("PRAGMA journal_mode=DELETE")  # one file: the rename moves all of it
-        staged.execute("PRAGMA synchronous=NORMAL")
+        staged.execute("PRAGMA synchronous=OFF")  # derived; the file is synced once, before the rename
         staged.executescript(DDL)
         return staged
     except sqlite3.DatabaseError:
@@ -195,6 +196,14 @@ def _open_staging(path: Path, model: str) -> sqlite3.Connection:
         staged = sqlite3.connect(path, isolation_level=None)
         staged.executescript(DDL)
         return staged
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _touch(path: Path) -> None:

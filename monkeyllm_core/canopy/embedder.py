@@ -23,9 +23,10 @@ refused the request as it is (another 4xx, a reply of the wrong shape),
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from ..errors import VineError
 from ..model_retries import TransportFailure, retriable, with_retries
@@ -100,13 +101,15 @@ class OpenAIEmbedder:
         if not texts:
             return []
         try:
-            reply = with_retries(
-                self._openai, lambda timeout: self._client.embeddings.create(
+            # the raw reply, parsed here: the SDK's typed parse validates every float of
+            # every vector (about 80 ms of CPU per 64 vectors of 256), json.loads does not
+            raw = with_retries(
+                self._openai, lambda timeout: self._client.embeddings.with_raw_response.create(
                     model=self.model, input=texts, encoding_format="float", timeout=timeout),
                 settings=self.settings, what="POST /embeddings", closing=self._closing)
         except TransportFailure as failure:
             raise embed_failure(self.settings.endpoint, failure) from None
-        return _vectors_of(reply, len(texts), self.settings.endpoint)
+        return _vectors_of(raw.text, len(texts), self.settings.endpoint)
 
     def close(self) -> None:
         self._closing.set()
@@ -121,10 +124,14 @@ def embed_failure(endpoint: str, failure: TransportFailure) -> VineError:
                      f"Check {ENV_MODEL} and {ENV_KEY}.")
 
 
-def _vectors_of(reply: Any, expected: int, endpoint: str) -> list[Vector]:
+def _vectors_of(text: str, expected: int, endpoint: str) -> list[Vector]:
     """The vectors in input order (``index`` says which text each is for)."""
-    data = sorted(getattr(reply, "data", None) or [], key=lambda item: getattr(item, "index", 0))
-    vectors = [getattr(item, "embedding", None) for item in data]
+    try:
+        data = json.loads(text).get("data")
+        data = sorted(data, key=lambda item: item.get("index", 0)) if isinstance(data, list) else []
+        vectors = [item.get("embedding") for item in data]
+    except (ValueError, AttributeError, TypeError):
+        vectors = []
     if len(vectors) != expected or not all(isinstance(v, list) and v for v in vectors):
         raise VineError("E_UNSUPPORTED", f"the embedder at {endpoint} sent {len(vectors)} vector(s) for "
                         f"{expected} text(s)", "Is the endpoint an embeddings server? Check "
