@@ -123,7 +123,7 @@ def cost(work: Path, size: int, queries: int, endpoint: LocalEndpoint) -> None:
     changed = sorted(data["ids"])[:: 100]
     with Vine(root) as writer, writer.bulk():
         for node in changed:
-            writer.replace(node, {"summary": data["meta"][node]["summary"][:200] + " Revised."})
+            writer.replace(node, {"summary": data["meta"][node]["summary"][:200] + f" Revised {time.time_ns()}."})
     with Vine(root, writable=False) as vine:
         vine.alpha = 0
         rows.append((f"rebuild, {len(changed)} summaries changed (1%)", vine.canopy_build(endpoint.embedder())))
@@ -137,13 +137,16 @@ def cost(work: Path, size: int, queries: int, endpoint: LocalEndpoint) -> None:
         bm25 = bench_read.timed([lambda q=q: vine.locate(q) for q in asked])
         vine.embedder = endpoint.embedder()
         first = bench_read.timed([lambda q=q: vine.locate(q) for q in asked])
-        cached = bench_read.timed([lambda q=q: vine.locate(q) for q in asked])
+        repeated = asked[:100]  # within the 128 query vectors a Vine keeps
+        for q in repeated:
+            vine.locate(q)
+        cached = bench_read.timed([lambda q=q: vine.locate(q) for q in repeated])
         vine.embedder = None
         bm25_again = bench_read.timed([lambda q=q: vine.locate(q) for q in asked])
     print(f"\n| {size:,} nodes, {queries} questions | wall p50 / p95 ms | CPU p50 / p95 ms |")
     print("|---|---|---|")
     for label, ((w50, w95), (c50, c95)) in (("locate, BM25 alone", bm25), ("locate, hybrid, each query embedded", first),
-                                            ("locate, hybrid, query vectors cached", cached),
+                                            ("locate, hybrid, query vectors cached (100 of them)", cached),
                                             ("locate, BM25 alone (again, after)", bm25_again)):
         print(f"| {label} | {w50:.2f} / {w95:.2f} | {c50:.2f} / {c95:.2f} |")
 

@@ -235,6 +235,7 @@ def _as_reply(reply: ReplyLike) -> ScriptedReply:
 def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall between them
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
             if self.path.rstrip("/").endswith("/models"):
