@@ -29,8 +29,8 @@ from typing import Any, Iterator
 
 from ..errors import VineError
 from .embedder import Embedder
-from .index import (CANOPY_PATH, DDL, FORMAT, LOCK_PATH, STAGING_PATH, embedded_text, read_meta, read_rows, text_hash,
-                    vector_blob)
+from .index import (CANOPY_PATH, DDL, FORMAT, LOCK_PATH, STAGING_PATH, embedded_text, numpy_module, read_meta,
+                    read_rows, text_hash, vector_blob)
 
 DEFAULT_BATCH = 64
 DEFAULT_WORKERS = 4
@@ -46,6 +46,7 @@ def build_canopy(root: Path, db: sqlite3.Connection, embedder: Embedder, *, batc
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
         raise VineError("E_SCHEMA", f"canopy build: workers must be a whole number from 1 to 64, not {workers!r}",
                         "It is how many requests are in flight at once.")
+    numpy_module()  # before any request: a build that cannot store a vector asks for none
     root = Path(root)
     started, cpu = time.perf_counter(), time.process_time()
     with _build_lock(root):

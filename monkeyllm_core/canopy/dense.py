@@ -161,7 +161,11 @@ class DenseSearch:
 
     def ranks(self, query: str, kind: str | None, types: Sequence[str],
               limit: int) -> tuple[list[str] | None, dict[str, Any] | None]:
-        canopy = self._layer.canopy()
+        try:
+            canopy = self._layer.canopy()
+        except VineError as exc:  # numpy missing: the canopy is there but cannot be read here
+            self._set_goal(None)
+            return None, {"used": False, "reason": f"{exc.message} ({exc.hint}); {BM25_ALONE}"}
         if canopy is None:
             self._set_goal(None)
             return None, None

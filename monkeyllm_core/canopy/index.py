@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import VineError
+
 if TYPE_CHECKING:
     import numpy
 
@@ -36,6 +38,16 @@ DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, text_hash TEXT NOT NULL, vector BLOB NOT NULL);
 """
+
+
+def numpy_module() -> Any:
+    """numpy, or the one line saying how to get it (the ``canopy`` extra)."""
+    try:
+        import numpy
+    except ImportError:
+        raise VineError("E_UNSUPPORTED", "the canopy needs numpy, which is not installed",
+                        "pip install 'monkeyllm[canopy]'") from None
+    return numpy
 
 
 def embedded_text(title: str | None, summary: str | None) -> str:
@@ -115,7 +127,7 @@ def load(root: Path) -> Canopy | None:
         return None
     if any(len(blob) != dimension * 4 for _hash, blob in rows.values()):
         return None
-    import numpy
+    numpy = numpy_module()
     ids = sorted(rows)
     matrix = numpy.frombuffer(b"".join(rows[node][1] for node in ids), dtype="<f4").reshape(len(ids), dimension)
     norms = numpy.linalg.norm(matrix, axis=1, keepdims=True)
@@ -126,7 +138,7 @@ def load(root: Path) -> Canopy | None:
 
 
 def vector_blob(vector: Any, dimension: int) -> bytes:
-    import numpy
+    numpy = numpy_module()
     array = numpy.asarray(vector, dtype="<f4")
     if array.shape != (dimension,) or not numpy.isfinite(array).all():
         raise ValueError(f"a vector of {array.shape[0] if array.ndim == 1 else array.shape} values, "

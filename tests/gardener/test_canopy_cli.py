@@ -4,10 +4,13 @@ scripted OpenAI-compatible server on 127.0.0.1 as the embedder, a forest made by
 never shows a half-built index, and the next build keeps what it had embedded."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -151,3 +154,30 @@ def test_a_build_killed_halfway_leaves_the_previous_canopy_whole(vine_cli, notes
     server.embeddings_responder = None
     resumed = vine_cli("canopy", "build", "--forest", notes, "--json", env=env_for(server)).json()
     assert (resumed["resumed"], resumed["embedded"], resumed["kept"], resumed["count"]) == (4, 6, 8, 18)
+
+
+@pytest.mark.parametrize("absent", ["numpy", "openai"])
+def test_without_the_canopy_extra_build_says_how_to_install_it(vine_cli, notes, server, absent):
+    """The command as a base install runs it: the package is made unimportable
+    before the CLI starts (``sys.modules[name] = None`` is what Python does for a
+    module that is not there)."""
+    code = (f"import sys; sys.modules[{absent!r}] = None; from monkeyllm_gardener.cli import main; "
+            f"sys.exit(main(['canopy', 'build', '--forest', {str(notes)!r}]))")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=vine_cli.env(env_for(server)))
+    assert ran.returncode == 2 and len(ran.stderr.splitlines()) == 1 and "Traceback" not in ran.stderr
+    assert "pip install 'monkeyllm[canopy]'" in ran.stderr and absent in ran.stderr
+    assert server.embedding_requests == []
+
+
+def test_locate_without_numpy_answers_from_bm25_and_says_why(vine_cli, notes, server):
+    assert vine_cli("canopy", "build", "--forest", notes, env=env_for(server)).returncode == 0
+    code = ("import sys; sys.modules['numpy'] = None; from monkeyllm_gardener.cli import main; "
+            f"sys.exit(main(['locate', 'exchange windows', '--json', '--forest', {str(notes)!r}]))")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=vine_cli.env(env_for(server)))
+    assert ran.returncode == 0, ran.stderr
+    response = json.loads(ran.stdout)
+    plain = vine_cli("locate", "exchange windows", "--json", "--forest", notes).json()
+    assert response["results"] == plain["results"]
+    assert response["dense"]["used"] is False and "numpy" in response["dense"]["reason"]
