@@ -309,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_ranger_command(sub, forest_arg, _forest)
     from .troop_commands import add_troop_command  # several model navigators, one judge
     add_troop_command(sub, forest_arg, _forest)
+    from .canopy_commands import add_canopy_commands  # canopy build, canopy status
+    add_canopy_commands(sub, forest_arg, _forest)
     return parser
 
 

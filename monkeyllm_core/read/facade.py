@@ -12,9 +12,15 @@ concepts.md); set ``vine.alpha = 0`` to turn pheromone off.
 
 The state here is created on first use, not in ``Vine.__init__``: a writer that
 never reads (the Gardener's adopt) opens no heat store and writes no trace.
+
+The canopy (``monkeyllm_core.canopy``) joins the reads when a query embedder is
+configured: ``vine.embedder`` (any ``Embedder``), else the ``MONKEYLLM_EMBED_*``
+environment, read at each call. ``canopy_build`` and ``canopy_status`` are
+``vine canopy build|status``.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import weakref
@@ -51,6 +57,7 @@ MAX_CLIENTS = 1000  # client sessions one served Vine remembers
 
 class ReadFacade:
     alpha: float = DEFAULT_ALPHA
+    embedder: Any = None  # an Embedder for locate's queries; None: MONKEYLLM_EMBED_*, if set
 
     # -- the read calls of issue 12 (primitives.md; query is in vine.py) ----------------------------------
     def locate(self, query: str, k: int = 5, scope: str = "all",
@@ -123,6 +130,68 @@ class ReadFacade:
             index.catalog = self.catalog  # reopened by a refresh, whose change log tells the index what moved
         return index
 
+    # -- the canopy (issue 15) ------------------------------------------------------------------
+    def canopy_build(self, embedder: Any = None, *, batch: int = 64, workers: int = 4) -> dict[str, Any]:
+        """Embed the summaries that changed since the last build into ``_derived/canopy.db``
+        (``canopy/build.py``): ``embedder``, else ``vine.embedder``, else MONKEYLLM_EMBED_*."""
+        from ..canopy.build import build_canopy
+        from ..canopy.embedder import ENV_ENDPOINT, ENV_MODEL, OpenAIEmbedder
+        self._catalog_for_reads()
+        owned = None
+        if embedder is None and self.embedder is None:
+            owned = OpenAIEmbedder.from_env(os.environ)
+            if owned is None:
+                raise VineError("E_SCHEMA", f"canopy build needs an embedder: {ENV_ENDPOINT} is not set",
+                                f"Set {ENV_ENDPOINT} (an OpenAI-compatible base URL) and {ENV_MODEL}.")
+        try:
+            return build_canopy(self.root, self.catalog.db, embedder or self.embedder or owned,
+                                batch=batch, workers=workers)
+        finally:
+            if owned is not None:
+                owned.close()
+
+    def canopy_status(self) -> dict[str, Any]:
+        """The canopy's model, dimension, count, build time and stale count (no endpoint asked)."""
+        from ..canopy.status import canopy_status
+        self._catalog_for_reads()
+        embedder, _problem = self._query_embedder()
+        return canopy_status(self.root, self.catalog.db, getattr(embedder, "model", None))
+
+    def _query_embedder(self) -> tuple[Any, str | None]:
+        """(the embedder for queries, or None; why a configured one cannot work, or None)."""
+        if self.embedder is not None:
+            return self.embedder, None
+        from ..canopy.embedder import ENV_ENDPOINT, EmbedSettings, OpenAIEmbedder
+        if not os.environ.get(ENV_ENDPOINT):
+            return None, None
+        try:
+            settings = EmbedSettings.from_env(os.environ)
+            state = _state(self)
+            cached = state.get("query_embedder")
+            if cached is None or cached.settings != settings.for_queries():
+                if cached is not None:
+                    cached.close()
+                cached = state["query_embedder"] = OpenAIEmbedder(settings.for_queries())
+            return cached, None
+        except VineError as exc:
+            return None, exc.message
+
+    def _canopy_handles(self, session: Session, alpha: float) -> dict[str, Any]:
+        """The ReadContext's ``dense`` and ``frontier`` (both None: the canopy takes no part)."""
+        embedder, problem = self._query_embedder()
+        if embedder is None and problem is None and session.goal is None:
+            return {}
+        from ..canopy.dense import DenseLayer, DenseSearch
+        state = _state(self)
+        layer = state.get("dense")
+        if layer is None:
+            layer = state["dense"] = DenseLayer(self.root)
+        handles: dict[str, Any] = {"frontier": layer.frontier(session.goal, alpha)}
+        if embedder is not None or problem is not None:
+            handles["dense"] = DenseSearch(layer, self.catalog.db, embedder, problem,
+                                           lambda goal: setattr(session, "goal", goal))
+        return handles
+
     def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:
         """End the hunt: heat on the winning trail when it succeeded, its metrics and
         shortcut suggestions (concepts.md, Pheromone); the next read starts a new session."""
@@ -187,7 +256,7 @@ class ReadFacade:
         garbage collection: a late close would checkpoint trails.db behind a caller
         that already moved on (a test's copy, a Ranger cycle's next read)."""
         state = _state(self)
-        for name in ("bodies", "heat"):
+        for name in ("bodies", "heat", "query_embedder"):
             store = state.get(name)
             if store is not None:
                 store.close()
@@ -217,7 +286,8 @@ class ReadFacade:
                             "0 turns pheromone off; 0.3 is the default.")
         return ReadContext(db=self.catalog.db, dialect=self.dialect, read_node=self.read, read_body=self._read_body,
                            heat_of=session.heat_of, warm=session.warm,
-                           deposit_session=session.deposit_session, alpha=float(alpha))
+                           deposit_session=session.deposit_session, alpha=float(alpha),
+                           **self._canopy_handles(session, float(alpha)))
 
     def _read_call(self, call: str, args: dict[str, Any], focus: Any,
                    run: Callable[[ReadContext | None], dict[str, Any]], *, catalog: bool = True) -> dict[str, Any]:

@@ -21,6 +21,19 @@ the best 3k (at least 15) by lexical rank, plus every warm node that matched, so
 a warm node is lifted even when it ties with a hundred others; heat never admits
 a node that matched nothing. ``truncated`` is true when more than ``k`` nodes matched, and when the
 800-token budget dropped results from the tail.
+
+Hybrid (primitives.md: "the RRF fusion of lexical and vector ranks when a Canopy
+index and a matching query embedder are both present"): the lexical candidates are
+ranked by strength, the canopy's nearest ``3k`` (at least 15) nodes within scope
+and type by cosine (``canopy/dense.py``), and each node's strength becomes its
+reciprocal-rank fusion, sum of 1 / (60 + rank) over the lists it is in (k = 60,
+the constant of Cormack et al., which the fusion is known to be insensitive to),
+over its maximum, so again in (0, 1]; then heat applies as above. A node only the
+vector half found enters the results: that is what hybrid buys. The response
+then carries ``dense: {"used": true, "model", "stale"}``, or ``{"used": false,
+"reason"}`` when the canopy could not take part (another model, an embedder that
+failed) and the ranking is BM25 alone; without a canopy, or with no embedder
+configured, there is no ``dense`` field and nothing changes.
 """
 from __future__ import annotations
 
@@ -42,6 +55,7 @@ BUDGET = BUDGETS["locate"]
 SCOPES = {"all": None, "branches": "branch", "bananas": "banana"}
 MAX_K = 50
 OR_UNION_CAP = 1000  # documents an OR fill-in may score (see _selective)
+RRF_K = 60
 
 
 def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
@@ -70,10 +84,15 @@ def locate(ctx: ReadContext, query: str, k: int = 5, scope: str = "all",
         extra = [node for node in anything if node not in everything]
         matched.update(_terms_matched(ctx, terms, extra))
         everything.update({node: anything[node] for node in extra})
-    more_than_k = len(everything) > k
+    dense_ranks, dense = ctx.dense.ranks(query, SCOPES[scope], types, pool) if ctx.dense else (None, None)
     candidates = _ranked(ctx, everything, matched, len(terms), warm)
+    if dense_ranks is not None:
+        candidates = _fused(ctx, candidates, dense_ranks, warm)
+    more_than_k = len(candidates) > k
     results = _results(ctx, candidates[:k])
     response: dict[str, Any] = {"results": results, "truncated": more_than_k}
+    if dense is not None:
+        response["dense"] = dense
     shed_tail(response, "results", BUDGET,
               hint=f"Results dropped by the {BUDGET}-token budget. Lower k, or narrow the query or the scope.")
     return response
@@ -218,6 +237,22 @@ def _ranked(ctx: ReadContext, bm25: dict[str, float], matched: dict[str, int], a
     for node, value in raw.items():
         strength = value / top
         ranked.append((node, ctx.ranked(strength, heat[node]), strength, heat[node]))
+    ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    return ranked
+
+
+def _fused(ctx: ReadContext, lexical: list[tuple[str, float, float, float]], dense: list[str],
+           warm: dict[str, float] | None) -> list[tuple[str, float, float, float]]:
+    """The lexical candidates and the vector ranks as one list: strength is the RRF
+    of the two ranks (the lexical one by strength alone, before heat), normalised."""
+    by_strength = sorted(lexical, key=lambda item: (-item[2], item[0]))
+    fused: dict[str, float] = {}
+    for ranking in ([node for node, *_ in by_strength], dense):
+        for rank, node in enumerate(ranking, start=1):
+            fused[node] = fused.get(node, 0.0) + 1.0 / (RRF_K + rank)
+    top = max(fused.values(), default=1.0)
+    heat = {node: warm.get(node, 0.0) for node in fused} if warm is not None else ctx.heat_of(fused)
+    ranked = [(node, ctx.ranked(value / top, heat[node]), value / top, heat[node]) for node, value in fused.items()]
     ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return ranked
 

@@ -17,6 +17,10 @@ queries; then the notes if they could not fit even beside an empty manual; then
 the manual's tables from the last, the notes, and the tags. ``truncated`` and a
 hint naming the call that shows what was cut are then set. ``fields`` narrows the
 digest before any of that (``id`` is always there); an unknown field is E_SCHEMA.
+
+In a Gauntlet session (``ctx.frontier``) the edges and children are ordered by
+closeness to the hunt's goal before the cap of 12 and the budget cut them, and the
+digest says so: ``frontier: {"ranked": true, "toward": <the query>}``.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import VineError
 from ..forest.branches import CROSS_TRAILS
-from .catalog_reads import children_of, degree, hottest_first, row_of, scents, typed_edges
+from .catalog_reads import children_of, degree, row_of, scents, typed_edges
 from .context import ReadContext
 from .contract import BUDGETS, clip, fits, shed_evenly, wire
 from .dataset_map import notes, query_manual, sample_rows
@@ -37,6 +41,7 @@ SCENT_TOKENS = 25
 FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "updated", "edges_out", "edges_in",
           "outline", "children", "cross_trails", "coverage", "query_manual", "sample_rows", "notes", "stats")
 _SHED_LISTS = ("edges_in", "edges_out", "children", "cross_trails", "outline")
+_FRONTIER_LISTS = ("edges_out", "edges_in", "children")  # the lists the Gauntlet orders
 _WIKILINK = re.compile(r"\[\[([^\]\n|#]+)(?:[|#][^\]\n]*)?\]\]")
 
 
@@ -59,12 +64,12 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
         summaries = scents(ctx.db, [e.other for e in edges_out])
         digest["edges_out"] = [
             {"rel": e.rel, "target": e.other, "target_summary": _scent(summaries[e.other].summary)}
-            for e in hottest_first(edges_out, heat, lambda e: e.other)[:EDGE_CAP]]
+            for e in ctx.frontier_order(edges_out, heat, lambda e: e.other)[:EDGE_CAP]]
     if _any(wanted, "edges_in"):
         digest["edges_in"] = [{"rel": e.rel, "source": e.other}
-                              for e in hottest_first(edges_in, heat, lambda e: e.other)[:EDGE_CAP]]
+                              for e in ctx.frontier_order(edges_in, heat, lambda e: e.other)[:EDGE_CAP]]
     if row["kind"] == "branch":
-        digest["children"] = _children_that_could_fit(hottest_first(children, heat, lambda c: c[0]))
+        digest["children"] = _children_that_could_fit(ctx.frontier_order(children, heat, lambda c: c[0]))
         trails = _cross_trails(body)
         if trails:
             digest["cross_trails"] = trails
@@ -86,6 +91,8 @@ def look(ctx: ReadContext, node_id: str, fields: Iterable[str] | str | None = No
                        "degree": degree(ctx.db, node_id), "heat": round(heat[node_id], 4)}
     if wanted is not None:
         digest = {key: value for key, value in digest.items() if key == "id" or key in wanted}
+    if ctx.frontier is not None and any(key in digest for key in _FRONTIER_LISTS):
+        digest["frontier"] = ctx.frontier.report
     return fit_digest(digest, totals={"children": len(children)})
 
 

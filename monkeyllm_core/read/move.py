@@ -7,7 +7,9 @@ as it reads from this node. ``rel="children"`` is a branch's physical children
 instead (``direction="in"``: the branch it sits in, the way back up). Every
 neighbour carries its type, full summary and heat, and the list is hottest first;
 there is no ``k``: everything that matches is collected and the tail is dropped
-until the response fits, with a hint pointing at scan, which filters.
+until the response fits, with a hint pointing at scan, which filters. In a
+Gauntlet session the list is ordered by closeness to the hunt's goal before that
+cut, and the response says ``frontier: {"ranked": true, "toward": ...}``.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 
 from ..errors import VineError
 from ..forest.rules import parent_of
-from .catalog_reads import Edge, children_of, hottest_first, row_of, scents, typed_edges
+from .catalog_reads import Edge, children_of, row_of, scents, typed_edges
 from .context import ReadContext
 from .contract import BUDGETS, shed_tail
 
@@ -39,8 +41,10 @@ def move(ctx: ReadContext, node_id: str, rel: str | None = None, direction: str 
     known = scents(ctx.db, (e.other for e in edges))
     neighbors = [{"id": e.other, "rel": e.rel, "direction": e.direction, "type": known[e.other].type,
                   "summary": known[e.other].summary, "heat": round(heat[e.other], 4)}
-                 for e in hottest_first(edges, heat, lambda e: e.other)]
+                 for e in ctx.frontier_order(edges, heat, lambda e: e.other)]
     response: dict[str, Any] = {"neighbors": neighbors, "truncated": False}
+    if ctx.frontier is not None:
+        response["frontier"] = ctx.frontier.report
     shed_tail(response, "neighbors", BUDGET, hint=_hint(node_id, rel, len(neighbors)))
     return response
 

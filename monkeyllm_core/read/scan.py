@@ -15,6 +15,9 @@ of the direct children. Nodes come hottest first (then by id), at most ``limit``
 ``truncated`` says more matched, or the 800-token budget dropped the tail. Every
 node has its ``id`` plus the requested ``fields``; the catalog's JSON columns
 (``tags``, ``aliases``) and ``trail`` come back as lists, ``heat`` is computed.
+In a Gauntlet session the matches are ordered by closeness to the hunt's goal
+before ``limit`` and the budget cut them, and the response says ``frontier:
+{"ranked": true, "toward": ...}``.
 """
 from __future__ import annotations
 
@@ -52,9 +55,12 @@ def scan(ctx: ReadContext, parent_id: str, filter: dict[str, Any] | None = None,
                         "show a banana's neighbours.")
     selected = [c for c in dict.fromkeys(["id", *columns]) if c in NODE_COLUMNS]
     warm = ctx.warm()
-    rows = _matching(ctx, selected, branch["id"], recursive, where, params, limit, warm)
+    matching = _matching if ctx.frontier is None else _matching_toward_goal
+    rows = matching(ctx, selected, branch["id"], recursive, where, params, limit, warm)
     nodes = [_shaped(row, columns, warm) for row in rows[:limit]]
     response: dict[str, Any] = {"nodes": nodes, "truncated": len(rows) > limit}
+    if ctx.frontier is not None:
+        response["frontier"] = ctx.frontier.report
     shed_tail(response, "nodes", BUDGET, hint=f"Nodes dropped by the {BUDGET}-token budget, not by the filter. "
                                               "Ask for fewer fields, lower the limit, or narrow the filter.")
     return response
@@ -183,6 +189,22 @@ def _matching(ctx: ReadContext, selected: list[str], branch_id: str, recursive: 
     taken = {row["id"] for row in hot}
     rows_out = hot + [row for row in cold if row["id"] not in taken]
     return [parsed(row) for row in rows_out[: limit + 1]]
+
+
+def _matching_toward_goal(ctx: ReadContext, selected: list[str], branch_id: str, recursive: bool,
+                          where: list[str], params: list[Any], limit: int,
+                          warm: dict[str, float]) -> list[dict[str, Any]]:
+    """The first ``limit + 1`` matches in the Gauntlet's order. That order needs every
+    match's id (the closest may sort last by id), so the ids are read in full,
+    ordered (hottest first, then closest to the goal), and only the first are
+    fetched with their columns."""
+    scope, scope_params = _subtree(branch_id, recursive)
+    ids = [node for (node,) in ctx.db.execute(
+        f"SELECT id FROM nodes WHERE {' AND '.join([*scope, *where])} ORDER BY id", [*scope_params, *params])]
+    chosen = ctx.frontier_order(ids, warm, lambda node: node)[: limit + 1]
+    rows = {row[0]: dict(zip(selected, row)) for row in ctx.db.execute(
+        f"SELECT {', '.join(selected)} FROM nodes WHERE id IN {IDS_PARAM}", [ids_param(chosen)])}
+    return [parsed(rows[node]) for node in chosen if node in rows]
 
 
 def _shaped(row: dict[str, Any], columns: list[str], heat: dict[str, float]) -> dict[str, Any]:

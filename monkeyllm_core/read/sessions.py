@@ -65,6 +65,9 @@ class Session:
         self.trace_path = self.root / TRACES_DIR / f"{self.id}.jsonl"
         self._tracing = True
         self._folder_made = False
+        # the Gauntlet's goal (canopy/dense.py): the latest locate or harvest query,
+        # embedded once, for look, move and scan to rank toward; a new session starts without
+        self.goal: Any = None
 
     # -- heat ---------------------------------------------------------------------------
     def heat_of(self, ids: Iterable[str]) -> dict[str, float]:

@@ -11,6 +11,11 @@ Replies come from ``responder(request_json) -> reply`` or, failing that, from th
 ``(status, body)`` tuple, or a body alone (status 200). A body that is a dict is
 sent as JSON; a str is sent as text. ``tool_calls_completion`` scripts a model
 that calls tools. Only the standard library is used.
+
+``/embeddings`` answers with ``embed(text)`` per input (by default
+``hashed_embedding``: deterministic, and close for texts that share words), or
+with what ``embeddings_responder(request_json)`` returns when it returns a reply
+(a failure to script); ``embedding_requests`` records every body.
 """
 from __future__ import annotations
 
@@ -102,7 +107,12 @@ class ScriptedOpenAIServer:
         models: Iterable[str] = ("scripted-model",),
         models_reply: ReplyLike | None = None,
         delay: float = 0.0,
+        embed: Callable[[str], list[float]] | None = None,
+        embeddings_responder: Callable[[dict[str, Any]], ReplyLike | None] | None = None,
     ) -> None:
+        self.embed = embed or hashed_embedding
+        self.embeddings_responder = embeddings_responder
+        self._embedding_requests: list[dict[str, Any]] = []
         self.responder = responder
         self.models = list(models)
         self.models_reply = models_reply  # overrides the /models answer (e.g. (500, ...))
@@ -159,6 +169,12 @@ class ScriptedOpenAIServer:
         with self._lock:
             return self._model_requests
 
+    @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """Every /embeddings request body received, parsed, in arrival order."""
+        with self._lock:
+            return list(self._embedding_requests)
+
     def add_replies(self, *replies: ReplyLike) -> None:
         with self._lock:
             self._replies.extend(replies)
@@ -178,6 +194,21 @@ class ScriptedOpenAIServer:
         else:
             reply = (500, error_body("ScriptedOpenAIServer: the script has no reply left"))
         return _as_reply(reply)
+
+    def _embeddings_answer(self, body: dict[str, Any]) -> ScriptedReply:
+        with self._lock:
+            self._embedding_requests.append(body)
+        scripted = self.embeddings_responder(body) if self.embeddings_responder is not None else None
+        if scripted is not None:
+            return _as_reply(scripted)
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            return ScriptedReply(status=400, body=error_body("input must be a string or a list of strings",
+                                                             kind="invalid_request"))
+        data = [{"object": "embedding", "index": n, "embedding": self.embed(text)} for n, text in enumerate(texts)]
+        return ScriptedReply(body={"object": "list", "data": data, "model": body.get("model", "scripted-embedder"),
+                                   "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)}})
 
     def _models_answer(self) -> ScriptedReply:
         with self._lock:
@@ -204,6 +235,7 @@ def _as_reply(reply: ReplyLike) -> ScriptedReply:
 def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall between them
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
             if self.path.rstrip("/").endswith("/models"):
@@ -214,13 +246,17 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            embeddings = self.path.rstrip("/").endswith("/embeddings")
+            if not embeddings and not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(ScriptedReply(status=404, body=error_body(f"no route {self.path}", kind="not_found")))
                 return
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 self._send(ScriptedReply(status=400, body=error_body("body is not JSON", kind="invalid_request")))
+                return
+            if embeddings:
+                self._send(server._embeddings_answer(body))
                 return
             reply = server._record_chat(body)
             server._sleep(server.delay + reply.delay)
@@ -246,3 +282,27 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+EMBEDDING_DIMENSION = 256
+
+
+def hashed_embedding(text: str, dimension: int = EMBEDDING_DIMENSION) -> list[float]:
+    """A deterministic embedding for tests and benchmarks: each lower-cased word and
+    each character trigram of a word (with its edges, so "return" and "returns"
+    share most of theirs) is hashed to one of ``dimension`` signed slots and
+    counted; the counts are scaled to length 1. Texts sharing words or word stems
+    come out close; the same text, the same vector, on any machine."""
+    import hashlib
+    import math
+    import re
+    slots = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()):
+        marked = f"<{word}>"
+        features = [word] + [marked[at:at + 3] for at in range(len(marked) - 2)]
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            slot = int.from_bytes(digest[:4], "little") % dimension
+            slots[slot] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(value * value for value in slots))
+    return [value / norm for value in slots] if norm else slots

@@ -1,9 +1,10 @@
 """The wire to an OpenAI-compatible endpoint, with our own retry loop.
 
 The SDK's built-in retries are switched off (``max_retries=0``) so every failed
-attempt is seen here and counted as a transport error: 429, 5xx, connection errors
-and timeouts are retried with exponential backoff plus jitter; anything else fails
-the request at once. ``openai`` is imported lazily so the package imports without it.
+attempt is seen by the retry policy and counted as a transport error: 429, 5xx,
+connection errors and timeouts are retried with exponential backoff plus jitter;
+anything else fails the request at once (``monkeyllm_core.model_retries``, shared
+with the Canopy's embedder). ``openai`` is imported lazily so the package imports without it.
 
 ``chat`` is the whole reply (text, tool calls, the provider's token meter) for a
 caller that offers tools or bills tokens (``vine serve``'s ``answer``); a
@@ -12,25 +13,16 @@ retry of one request together, so a caller can promise a total time.
 """
 from __future__ import annotations
 
-import random
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from monkeyllm_core.model_retries import TransportFailure, retriable, with_retries
 from monkeyllm_gardener.curator.settings import CuratorConfigError, CuratorSettings
 
 T = TypeVar("T")
+__all__ = ["ChatReply", "ChatTransport", "ToolCall", "TransportFailure", "retriable"]
 INSTALL_HINT = 'curation needs the openai package: pip install -e ".[curate]"'
-
-
-class TransportFailure(Exception):
-    """A request failed for good (after retries, or at once when not retriable).
-    The message is one line: what failed and how."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -109,48 +101,8 @@ class ChatTransport:
         self._client.close()
 
     def _with_retries(self, call: Callable[[float], T], *, what: str, deadline: float | None = None) -> T:
-        openai = self._openai
-        attempts = self._settings.retries + 1
-        for attempt in range(attempts):
-            status: int | None = None
-            retry_after: float | None = None
-            timeout = self._settings.timeout_seconds
-            if deadline is not None:
-                timeout = min(timeout, deadline - time.monotonic())
-                if timeout <= 0:
-                    raise TransportFailure(f"{what} timed out: the caller's deadline passed ({attempt} attempt(s))")
-            try:
-                return call(timeout)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                reason = f"{what} answered HTTP {status}"
-                retry_after = _retry_after_seconds(exc)
-                cause: Exception = exc
-            except openai.APITimeoutError as exc:  # before APIConnectionError: a subclass
-                reason = f"{what} timed out after {timeout:g}s"
-                cause = exc
-            except openai.APIConnectionError as exc:
-                reason = f"{what} could not connect to {self._settings.endpoint}"
-                cause = exc
-            self._on_error()
-            if status is not None and not _retriable_status(status):
-                raise TransportFailure(reason, status=status) from cause
-            if attempt + 1 == attempts:
-                raise TransportFailure(f"{reason} ({attempts} attempt(s))", status=status) from cause
-            backoff = self._backoff(attempt, retry_after)
-            if deadline is not None and time.monotonic() + backoff >= deadline:
-                raise TransportFailure(f"{reason}; no time left before the caller's deadline to retry "
-                                       f"({attempt + 1} attempt(s))", status=status) from cause
-            if self._closing.wait(backoff):
-                raise TransportFailure(f"{reason}; curator closed while waiting to retry", status=status)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        ceiling = min(self._settings.backoff_cap_seconds, self._settings.backoff_seconds * 2**attempt)
-        delay = ceiling / 2 + random.uniform(0, ceiling / 2)  # jitter spreads the herd
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self._settings.backoff_cap_seconds))
-        return delay
+        return with_retries(self._openai, call, settings=self._settings, what=what, deadline=deadline,
+                            closing=self._closing, on_error=self._on_error)
 
 
 def _reply_of(completion: Any) -> ChatReply:
@@ -170,21 +122,3 @@ def _reply_of(completion: Any) -> ChatReply:
         completion_tokens=getattr(usage, "completion_tokens", None),
         finish_reason=choices[0].finish_reason if choices else None,
     )
-
-
-def retriable(failure: TransportFailure) -> bool:
-    """Whether the request may work later as it is (a timeout, a dropped connection,
-    429 or 5xx) rather than being refused for what it is (another 4xx)."""
-    return failure.status is None or _retriable_status(failure.status)
-
-
-def _retriable_status(status: int) -> bool:
-    return status in (408, 409, 429) or status >= 500
-
-
-def _retry_after_seconds(exc: Any) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
