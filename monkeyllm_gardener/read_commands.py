@@ -123,7 +123,16 @@ def _filter(text: str | None) -> Any:
 
 # -- text for a person ------------------------------------------------------------------
 def _tail(response: dict[str, Any], more: str) -> list[str]:
+    """What the response says about itself: the vectors it used or why not, the
+    Gauntlet's order, a cut."""
     lines = []
+    dense = response.get("dense")
+    if isinstance(dense, dict):
+        lines.append(f"(fused with the canopy's vectors, model {dense.get('model')}, {dense.get('stale', 0)} stale)"
+                     if dense.get("used") else f"(vectors not used: {dense.get('reason')})")
+    frontier = response.get("frontier")
+    if isinstance(frontier, dict) and frontier.get("ranked"):
+        lines.append(f"(ordered toward the hunt's goal: {frontier.get('toward')!r})")
     if response.get("truncated"):
         lines.append(f"(truncated: {response.get('hint') or more})")
     return lines

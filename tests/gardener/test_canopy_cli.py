@@ -181,3 +181,15 @@ def test_locate_without_numpy_answers_from_bm25_and_says_why(vine_cli, notes, se
     plain = vine_cli("locate", "exchange windows", "--json", "--forest", notes).json()
     assert response["results"] == plain["results"]
     assert response["dense"]["used"] is False and "numpy" in response["dense"]["reason"]
+
+
+def test_locate_on_a_terminal_says_whether_the_vectors_ranked_it(vine_cli, notes, server):
+    assert vine_cli("canopy", "build", "--forest", notes, env=env_for(server)).returncode == 0
+    fused = vine_cli("locate", "exchange windows", "--forest", notes, env=env_for(server))
+    assert fused.returncode == 0 and f"(fused with the canopy's vectors, model {MODEL}, 0 stale)" in fused.stdout
+    other = vine_cli("locate", "exchange windows", "--forest", notes, env=env_for(server, model="another-model"))
+    assert other.returncode == 0
+    assert f"(vectors not used: the canopy was built with '{MODEL}', the query embedder is 'another-model'" \
+        in other.stdout
+    plain = vine_cli("locate", "exchange windows", "--forest", notes)
+    assert "vectors" not in plain.stdout  # no embedder configured: the output it always had
