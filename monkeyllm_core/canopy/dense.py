@@ -31,6 +31,8 @@ they had.
 """
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -66,6 +68,41 @@ class CatalogView:
     kinds: "numpy.ndarray"    # the node's kind per row ("" when gone)
     types: "numpy.ndarray"
     stale: dict[str, int]
+
+
+def keep_goal(session: Any, goal: Goal | None) -> None:
+    """Make ``goal`` the session's (None: it has none now); a joined session also
+    writes it beside its trace (``Session.goal_path``), for the next process."""
+    before, session.goal = session.goal, goal
+    unchanged = (before is None) == (goal is None) and (goal is None or (goal.query, goal.model) ==
+                                                         (before.query, before.model))
+    if unchanged or not session.joined:
+        return
+    try:
+        if goal is None:
+            session.goal_path.unlink(missing_ok=True)
+            return
+        session.goal_path.parent.mkdir(parents=True, exist_ok=True)
+        spare = session.goal_path.with_name(session.goal_path.name + ".tmp")
+        spare.write_text(json.dumps({"query": goal.query, "model": goal.model,
+                                     "vector": [float(x) for x in goal.vector]}), encoding="utf-8")
+        os.replace(spare, session.goal_path)
+    except OSError:
+        pass  # a read-only _derived/: the goal lives in this process only
+
+
+def load_goal(path: Path) -> Goal | None:
+    """The goal a joined session's earlier process kept; None when unreadable or numpy is missing."""
+    try:
+        import numpy
+
+        record = json.loads(path.read_text(encoding="utf-8"))
+        vector = numpy.asarray(record["vector"], dtype=numpy.float32)
+        if vector.ndim != 1 or not isinstance(record["query"], str) or not isinstance(record["model"], str):
+            return None
+        return Goal(query=record["query"], model=record["model"], vector=vector)
+    except (ImportError, OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def catalog_state(db: sqlite3.Connection) -> tuple[Any, ...]:

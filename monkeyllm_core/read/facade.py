@@ -179,9 +179,14 @@ class ReadFacade:
     def _canopy_handles(self, session: Session, alpha: float) -> dict[str, Any]:
         """The ReadContext's ``dense`` and ``frontier`` (both None: the canopy takes no part)."""
         embedder, problem = self._query_embedder()
+        if not session.goal_read:  # a joined session: the goal another process set, if any
+            session.goal_read = True
+            if session.goal_path.is_file():
+                from ..canopy.dense import load_goal
+                session.goal = load_goal(session.goal_path)
         if embedder is None and problem is None and session.goal is None:
             return {}
-        from ..canopy.dense import DenseLayer, DenseSearch
+        from ..canopy.dense import DenseLayer, DenseSearch, keep_goal
         state = _state(self)
         layer = state.get("dense")
         if layer is None:
@@ -189,7 +194,7 @@ class ReadFacade:
         handles: dict[str, Any] = {"frontier": layer.frontier(session.goal, alpha)}
         if embedder is not None or problem is not None:
             handles["dense"] = DenseSearch(layer, self.catalog.db, embedder, problem,
-                                           lambda goal: setattr(session, "goal", goal))
+                                           lambda goal: keep_goal(session, goal))
         return handles
 
     def close_session(self, success: bool, answer_nodes: Sequence[str]) -> dict[str, Any]:

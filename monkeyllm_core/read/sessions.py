@@ -66,8 +66,13 @@ class Session:
         self._tracing = True
         self._folder_made = False
         # the Gauntlet's goal (canopy/dense.py): the latest locate or harvest query,
-        # embedded once, for look, move and scan to rank toward; a new session starts without
+        # embedded once, for look, move and scan to rank toward; a new session starts without.
+        # A session joined by id (MONKEYLLM_SESSION: a hunt spanning `vine` commands) keeps
+        # it in a file beside its trace, so the next process ranks toward it unembedded.
         self.goal: Any = None
+        self.joined = session_id is not None
+        self.goal_path = self.root / TRACES_DIR / f"{self.id}.goal.json"
+        self.goal_read = not self.joined
 
     # -- heat ---------------------------------------------------------------------------
     def heat_of(self, ids: Iterable[str]) -> dict[str, float]:
@@ -141,6 +146,8 @@ class Session:
         if success and trail:
             self.heat.deposit(trail, DEPOSIT)
         self.heat.end_session(self.heat_scope)
+        if self.joined:  # the hunt is over: the next one sets its own goal
+            self.goal_path.unlink(missing_ok=True)
         self.heat.evaporate()
         outcome = {"ts": round(time.time(), 3), "session": self.id,
                    "outcome": {"success": bool(success), "answer_nodes": answers},

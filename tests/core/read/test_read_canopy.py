@@ -279,3 +279,27 @@ def test_look_with_fields_but_no_list_says_nothing_of_a_frontier(canopied):
     canopied.locate(GOAL)
     assert canopied.look("people/ana-ribeiro", fields=["summary"]) == {
         "id": "people/ana-ribeiro", "summary": "Sales lead for the Southeast region since 2024; owns the exchange policy."}
+
+
+def test_a_hunt_joined_across_processes_keeps_its_goal(read_forest, embed_server, monkeypatch):
+    """MONKEYLLM_SESSION joins one hunt across `vine` commands: the goal set by a
+    locate in one Vine orders the next Vine's move, which embeds nothing."""
+    monkeypatch.setenv("MONKEYLLM_SESSION", "hunt-across")
+    first = Vine(read_forest, writable=False)
+    first.embedder = embedder(embed_server)
+    first.canopy_build()
+    first.locate("Product 59 widget sold in boxes of 60")
+    first.close()
+    requests = len(embed_server.embedding_requests)
+    with Vine(read_forest, writable=False) as later:  # no embedder: ranking needs stored vectors only
+        moved = later.move("catalog/_index", rel="children")
+        assert moved["frontier"] == {"ranked": True, "toward": "Product 59 widget sold in boxes of 60"}
+        assert moved["neighbors"][0]["id"] == "catalog/item-59"
+        later.close_session(False, [])
+    assert len(embed_server.embedding_requests) == requests
+    monkeypatch.delenv("MONKEYLLM_SESSION")
+    with Vine(read_forest, writable=False) as fresh:
+        assert "frontier" not in fresh.move("catalog/_index", rel="children")
+    monkeypatch.setenv("MONKEYLLM_SESSION", "hunt-across")
+    with Vine(read_forest, writable=False) as after_close:  # the closed hunt's goal went with it
+        assert "frontier" not in after_close.move("catalog/_index", rel="children")
