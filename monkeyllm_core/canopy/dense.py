@@ -18,9 +18,10 @@ surfaces, since every candidate is a catalog row.
 it returns the vector ranks and ``{"used": true, "model", "stale"}`` for the
 response, and makes the query the session's goal (the Gauntlet's one embedding per
 hunt). When the canopy was built with another model, the embedder is misconfigured
-or failed, it returns no ranks and ``{"used": false, "reason"}``: locate answers
-from BM25 and says so. When there is no whole canopy at all it returns nothing,
-and the response is the one it was before canopies existed.
+or failed, or the canopy file is there but not whole, it returns no ranks and
+``{"used": false, "reason"}``: locate answers from BM25 and says so. When there is
+no canopy file at all it returns nothing, and the response is the one it was
+before canopies existed.
 
 ``Frontier`` is the Gauntlet (concepts.md): a session goal and the canopy's
 vectors, ordering a candidate list before its cap is applied. Closeness is
@@ -113,6 +114,11 @@ class DenseLayer:
             self._canopy, self._identity, self._view = (load(self.root) if identity else None), identity, None
         return self._canopy
 
+    @property
+    def unreadable(self) -> bool:
+        """The canopy file is there but is not a whole index (torn, or edited by hand)."""
+        return self._identity is not None and self._canopy is None
+
     def view(self, db: sqlite3.Connection, canopy: Canopy) -> CatalogView:
         key = (*catalog_state(db), canopy.identity)
         if self._view is not None and self._view[0] == key:
@@ -168,6 +174,9 @@ class DenseSearch:
             return None, {"used": False, "reason": f"{exc.message} ({exc.hint}); {BM25_ALONE}"}
         if canopy is None:
             self._set_goal(None)
+            if self._layer.unreadable:  # a canopy that was built: ranking without it is said, not silent
+                return None, {"used": False, "reason": f"{CANOPY_PATH} is not a whole index (torn or edited by "
+                                                       f"hand): run `vine canopy build`; {BM25_ALONE}"}
             return None, None
         answer = self._usable(canopy, query)
         if isinstance(answer, dict):

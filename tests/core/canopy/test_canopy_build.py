@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import sqlite3
 
 import pytest
 
@@ -200,11 +201,28 @@ def test_a_build_without_an_embedder_names_the_setting(planted, monkeypatch):
     assert failed.value.code == "E_SCHEMA" and "MONKEYLLM_EMBED_ENDPOINT" in failed.value.one_line()
 
 
-def test_a_torn_canopy_file_is_no_canopy(planted, server):
+def test_a_torn_canopy_file_is_no_canopy_and_locate_says_so(planted, server):
     with reader(planted, embedder(server)) as vine:
         vine.canopy_build()
     path = planted / "_derived" / "canopy.db"
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with reader(planted, embedder(server)) as vine:
-        assert vine.canopy_status()["built"] is False
-        assert "dense" not in vine.locate("note topic")
+        status = vine.canopy_status()
+        assert status["built"] is False and status["unreadable"] is True
+        dense = vine.locate("note topic")["dense"]
+    assert dense["used"] is False and "_derived/canopy.db is not a whole index" in dense["reason"]
+
+
+@pytest.mark.parametrize("key, value", [("dimension", "many"), ("built_at", ""), ("model", "")])
+def test_a_canopy_whose_meta_was_edited_is_no_canopy_to_status_locate_and_build(planted, server, key, value):
+    with reader(planted, embedder(server)) as vine:
+        vine.canopy_build()
+    db = sqlite3.connect(planted / "_derived" / "canopy.db", isolation_level=None)
+    db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    db.close()
+    with reader(planted, embedder(server)) as vine:
+        assert vine.canopy_status()["unreadable"] is True
+        assert vine.locate("note topic")["dense"]["used"] is False
+        report = vine.canopy_build()  # made again from nothing, not a traceback
+        assert report["embedded"] == NOTES + 2 and vine.locate("note topic")["dense"]["used"] is True
+        assert "unreadable" not in vine.canopy_status()
