@@ -226,3 +226,13 @@ def test_a_canopy_whose_meta_was_edited_is_no_canopy_to_status_locate_and_build(
         report = vine.canopy_build()  # made again from nothing, not a traceback
         assert report["embedded"] == NOTES + 2 and vine.locate("note topic")["dense"]["used"] is True
         assert "unreadable" not in vine.canopy_status()
+
+
+def test_a_torn_staged_file_is_started_again(planted, server):
+    staged = planted / "_derived" / "canopy.building.db"
+    staged.parent.mkdir(exist_ok=True)
+    staged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 100)  # what a crash mid-write can leave
+    with reader(planted, embedder(server)) as vine:
+        report = vine.canopy_build()
+        assert report["embedded"] == NOTES + 2 and vine.canopy_status()["count"] == NOTES + 2
+    assert not staged.exists()
