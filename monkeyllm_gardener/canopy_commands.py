@@ -75,6 +75,9 @@ def status_text(status: dict[str, Any]) -> str:
     if status["built"]:
         lines.append(f"canopy: model {status['model']}, {status['dimension']} dimensions, {status['count']} "
                      f"vector(s), built {status['built_at']}")
+    elif status.get("unreadable"):
+        lines.append("canopy: _derived/canopy.db is not a whole index (torn or edited by hand); run `vine canopy "
+                     "build` to make a new one; locate ranks by BM25 alone")
     else:
         lines.append("canopy: none built (run `vine canopy build`); locate ranks by BM25 alone")
     lines.append(debt)

@@ -27,13 +27,17 @@ One fixture name means one thing everywhere:
 - ``adopted_*``: what one adopt left, named after what was adopted
   (``adopted_rich_export``, ``adopted_vectors``, ``adopted_fixture_export``).
 - ``configured_forest``: a ``forest`` with a ``_meta/gardener.yaml`` (tests/curator).
+- ``embed_server``: the scripted OpenAI-compatible server on 127.0.0.1, running for the
+  test, whose ``/embeddings`` is the deterministic ``hashed_embedding`` (the canopy
+  tests; tests/endpoints.py has ``embedder(embed_server)`` and ``closed_port()``).
 
 A fixture only one module needs stays in that module, named after what it holds
 (``holder``, ``orders_db``, ``quarterly_report``, ``without_extras``).
 
 A helper two modules need is written once: tests/cli_helpers.py (the CLI and its
-readers, for every folder), tests/processes.py (whether a process has ended), and
-a folder's own ``_*.py`` modules: tests/core/_git_runs.py, tests/gardener/_command_tools.py,
+readers, for every folder), tests/processes.py (whether a process has ended),
+tests/endpoints.py (a dead port, an embedder of ``embed_server``), and a folder's
+own ``_*.py`` modules: tests/core/_git_runs.py, tests/gardener/_command_tools.py,
 tests/plugins/_conversions.py, _word_documents.py and _containers.py. Test modules
 import them by name. ``monkeyllm_gardener/testing.py`` is for plugin authors: nothing
 internal goes there.
@@ -67,3 +71,11 @@ def vine_cli(tmp_path: Path) -> VineRunner:
 def cli() -> ModuleType:
     """The end-to-end helpers (tests/cli_helpers.py): ``cli.node(forest, "notes/x")``."""
     return cli_helpers
+
+
+@pytest.fixture
+def embed_server():
+    """The scripted OpenAI-compatible server, embedding with ``hashed_embedding``."""
+    from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer
+    with ScriptedOpenAIServer() as server:
+        yield server

@@ -181,22 +181,25 @@ def _store(staged: sqlite3.Connection, model: str, part: list[tuple[str, str, st
 def _open_staging(path: Path, model: str) -> sqlite3.Connection:
     """The staged file, kept from an interrupted build of the same model, else new."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    staged = sqlite3.connect(path, isolation_level=None)
     try:
-        staged = sqlite3.connect(path, isolation_level=None)
         meta = read_meta(staged)
         if meta and (meta.get("model") != model or meta.get("format") != FORMAT):
             staged.close()
             path.unlink()
             staged = sqlite3.connect(path, isolation_level=None)
-        staged.execute("PRAGMA journal_mode=DELETE")  # one file: the rename moves all of it
-        staged.execute("PRAGMA synchronous=OFF")  # derived; the file is synced once, before the rename
-        staged.executescript(DDL)
-        return staged
+        return _prepared(staged)
     except sqlite3.DatabaseError:
+        staged.close()
         path.unlink(missing_ok=True)  # a torn staged file: derived work, start again
-        staged = sqlite3.connect(path, isolation_level=None)
-        staged.executescript(DDL)
-        return staged
+        return _prepared(sqlite3.connect(path, isolation_level=None))
+
+
+def _prepared(staged: sqlite3.Connection) -> sqlite3.Connection:
+    staged.execute("PRAGMA journal_mode=DELETE")  # one file: the rename moves all of it
+    staged.execute("PRAGMA synchronous=OFF")  # derived; the file is synced once, before the rename
+    staged.executescript(DDL)
+    return staged
 
 
 def _fsync(path: Path) -> None:

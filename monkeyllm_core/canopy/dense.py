@@ -5,7 +5,9 @@ canopy (loaded again only when the file changes: a build renamed a new one into
 place), the catalog's view of it (which vectors belong to nodes that exist, their
 kind and type, the stale count; computed again only when the catalog changed,
 ``catalog_state``), and the vectors of recent queries (a repeated query is not
-embedded again). The read path embeds queries only, never nodes.
+embedded again). The read path embeds queries only, never nodes. A query
+embedder that did not answer is let rest for ``EMBEDDER_REST_SECONDS`` (locate
+answers from BM25 meanwhile, and says why) rather than waited on by every call.
 
 The stale count is the build's debt, read by comparing the catalog with the
 canopy rather than marked by the write path: a node with no vector (planted since
@@ -18,9 +20,10 @@ surfaces, since every candidate is a catalog row.
 it returns the vector ranks and ``{"used": true, "model", "stale"}`` for the
 response, and makes the query the session's goal (the Gauntlet's one embedding per
 hunt). When the canopy was built with another model, the embedder is misconfigured
-or failed, it returns no ranks and ``{"used": false, "reason"}``: locate answers
-from BM25 and says so. When there is no whole canopy at all it returns nothing,
-and the response is the one it was before canopies existed.
+or failed, or the canopy file is there but not whole, it returns no ranks and
+``{"used": false, "reason"}``: locate answers from BM25 and says so. When there is
+no canopy file at all it returns nothing, and the response is the one it was
+before canopies existed.
 
 ``Frontier`` is the Gauntlet (concepts.md): a session goal and the canopy's
 vectors, ordering a candidate list before its cap is applied. Closeness is
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +52,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 QUERY_CACHE = 128  # query vectors kept per Vine
+# After a query embedder did not answer (dead, hanging, 429/5xx after its retries),
+# locate does not wait on it again for this long: in ``vine serve`` every read of a
+# forest waits on its one thread, so a hanging embedder would otherwise cost each
+# locate its whole timeout, and every other client's call queued behind it.
+EMBEDDER_REST_SECONDS = 30.0
 BM25_ALONE = "ranked by BM25 alone"
 
 
@@ -143,12 +152,18 @@ class DenseLayer:
         self._identity: tuple[int, int, int] | None = None
         self._view: tuple[tuple[Any, ...], CatalogView] | None = None
         self._queries: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._resting: tuple[Embedder, float, str] | None = None  # (embedder, until, why): see EMBEDDER_REST_SECONDS
 
     def canopy(self) -> Canopy | None:
         identity = file_identity(self.root / CANOPY_PATH)
         if identity != self._identity:
             self._canopy, self._identity, self._view = (load(self.root) if identity else None), identity, None
         return self._canopy
+
+    @property
+    def unreadable(self) -> bool:
+        """The canopy file is there but is not a whole index (torn, or edited by hand)."""
+        return self._identity is not None and self._canopy is None
 
     def view(self, db: sqlite3.Connection, canopy: Canopy) -> CatalogView:
         key = (*catalog_state(db), canopy.identity)
@@ -170,7 +185,13 @@ class DenseLayer:
             self._queries.move_to_end(key)
             return cached
         import numpy
-        vectors = embedder.embed([query])
+        self._check_rested(embedder)
+        try:
+            vectors = embedder.embed([query])
+        except VineError as exc:
+            if exc.code == "E_TIMEOUT":
+                self._resting = (embedder, time.monotonic() + EMBEDDER_REST_SECONDS, exc.message)
+            raise
         vector = numpy.asarray(vectors[0], dtype=numpy.float32) if vectors else numpy.zeros(0, numpy.float32)
         norm = float(numpy.linalg.norm(vector))
         vector = vector / norm if norm else vector
@@ -178,6 +199,17 @@ class DenseLayer:
         while len(self._queries) > QUERY_CACHE:
             self._queries.popitem(last=False)
         return vector
+
+    def _check_rested(self, embedder: Embedder) -> None:
+        if self._resting is None or self._resting[0] is not embedder:
+            return
+        _embedder, until, why = self._resting
+        left = until - time.monotonic()
+        if left <= 0:
+            self._resting = None
+            return
+        raise VineError("E_TIMEOUT", f"the query embedder did not answer lately ({why}); not asked again for "
+                                     f"{left:.0f} s", "")
 
     def frontier(self, goal: Goal | None, alpha: float) -> Frontier | None:
         """The Gauntlet for this call, when the session has a goal the canopy can rank toward."""
@@ -205,6 +237,9 @@ class DenseSearch:
             return None, {"used": False, "reason": f"{exc.message} ({exc.hint}); {BM25_ALONE}"}
         if canopy is None:
             self._set_goal(None)
+            if self._layer.unreadable:  # a canopy that was built: ranking without it is said, not silent
+                return None, {"used": False, "reason": f"{CANOPY_PATH} is not a whole index (torn or edited by "
+                                                       f"hand): run `vine canopy build`; {BM25_ALONE}"}
             return None, None
         answer = self._usable(canopy, query)
         if isinstance(answer, dict):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
 from ..errors import VineError
@@ -48,7 +48,7 @@ class Embedder(Protocol):
 class EmbedSettings:
     endpoint: str
     model: str
-    api_key: str = "not-needed"
+    api_key: str = field(default="not-needed", repr=False)  # never in a repr, a log or a test's failure report
     timeout_seconds: float = 60.0
     retries: int = 3  # after the first attempt
     backoff_seconds: float = 0.5

@@ -5,8 +5,9 @@ One SQLite file: ``meta`` (format, model, dimension, count, built_at) and
 float32). A build writes another file, ``_derived/canopy.building.db``, and
 renames it over this one when it is complete (``build.py``), so whatever a reader
 opens here is a whole index; the rollback journal (not WAL) keeps it one file, so
-the rename moves all of it. A file that is not whole anyway (a meta row missing,
-a count that disagrees, a vector of another length) loads as no canopy.
+the rename moves all of it. A file that is not whole anyway (a meta row missing
+or unreadable, a count that disagrees, a vector of another length) is no canopy to
+every reader (``read_rows``): locate, ``vine canopy status`` and the next build.
 
 What is embedded is ``embedded_text``: the title, a blank line, the summary. The
 summary alone is what concepts.md names, but a summary is written to be read under
@@ -111,9 +112,20 @@ def read_rows(path: Path) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]
             db.close()
     except sqlite3.DatabaseError:
         return {}, {}
-    if meta.get("format") != FORMAT or "dimension" not in meta or meta.get("count") != str(len(rows)):
-        return {}, {}
-    return meta, rows
+    return (meta, rows) if _whole(meta, rows) else ({}, {})
+
+
+def _whole(meta: dict[str, str], rows: dict[str, tuple[str, bytes]]) -> bool:
+    """Whether an index is one a build finished: every reader of the file (locate,
+    status, the next build) trusts these fields, so a file edited or torn by hand
+    is no canopy to all of them alike, never a traceback or a vector of the wrong length."""
+    try:
+        dimension, _built_at = int(meta["dimension"]), float(meta["built_at"])
+    except (KeyError, ValueError):
+        return False
+    return (meta.get("format") == FORMAT and bool(meta.get("model")) and meta.get("count") == str(len(rows))
+            and dimension >= (1 if rows else 0)
+            and all(isinstance(blob, bytes) and len(blob) == dimension * 4 for _hash, blob in rows.values()))
 
 
 def load(root: Path) -> Canopy | None:
@@ -121,12 +133,9 @@ def load(root: Path) -> Canopy | None:
     path = Path(root) / CANOPY_PATH
     identity = file_identity(path)
     meta, rows = read_rows(path) if identity is not None else ({}, {})
-    try:
-        dimension, built_at, model = int(meta["dimension"]), float(meta["built_at"]), meta["model"]
-    except (KeyError, ValueError):
+    if not meta:
         return None
-    if any(len(blob) != dimension * 4 for _hash, blob in rows.values()):
-        return None
+    dimension, built_at, model = int(meta["dimension"]), float(meta["built_at"]), meta["model"]
     numpy = numpy_module()
     ids = sorted(rows)
     matrix = numpy.frombuffer(b"".join(rows[node][1] for node in ids), dtype="<f4").reshape(len(ids), dimension)

@@ -1,8 +1,8 @@
 """``vine canopy status``: what the canopy holds and what a build would change.
 
 Read from the files alone (no endpoint is asked, numpy is not needed): the
-index's model, dimension, count and build time, the stale count against the
-catalog now (``dense.stale_of``), the vectors an unfinished build left staged,
+index's model, dimension, count and build time (or ``unreadable`` when the file
+is there but not a whole index), the stale count against the catalog now (``dense.stale_of``), the vectors an unfinished build left staged,
 and the model of the query embedder configured here, if any, with whether it
 matches (a different one means locate ignores the canopy).
 """
@@ -21,6 +21,8 @@ def canopy_status(root: Path, db: sqlite3.Connection, embedder_model: str | None
     root = Path(root)
     meta, rows = read_rows(root / CANOPY_PATH)
     status: dict[str, Any] = {"built": bool(meta)}
+    if not meta and (root / CANOPY_PATH).exists():
+        status["unreadable"] = True  # torn or edited by hand: no reader uses it, the next build replaces it
     if meta:
         status.update(model=meta["model"], dimension=int(meta["dimension"]), count=len(rows),
                       built_at=_iso(meta.get("built_at")))

@@ -32,8 +32,9 @@ over its maximum, so again in (0, 1]; then heat applies as above. A node only th
 vector half found enters the results: that is what hybrid buys. The response
 then carries ``dense: {"used": true, "model", "stale"}``, or ``{"used": false,
 "reason"}`` when the canopy could not take part (another model, an embedder that
-failed) and the ranking is BM25 alone; without a canopy, or with no embedder
-configured, there is no ``dense`` field and nothing changes.
+failed, a canopy file that is not whole) and the ranking is BM25 alone; without a
+canopy file, or with no embedder configured, there is no ``dense`` field and
+nothing changes.
 """
 from __future__ import annotations
 

@@ -10,28 +10,18 @@ ranks).
 from __future__ import annotations
 
 import math
-import socket
 import sqlite3
+import threading
 
 import pytest
 
+from endpoints import EMBED_MODEL, dead_endpoint, embedder
 from monkeyllm_core import Vine
-from monkeyllm_core.canopy.embedder import EmbedSettings, OpenAIEmbedder
 from monkeyllm_core.read.contract import tokens_of
-from monkeyllm_gardener.curator.testing_server import ScriptedOpenAIServer, hashed_embedding
+from monkeyllm_gardener.curator.testing_server import hashed_embedding
 
-MODEL = "hash-256"
+MODEL = EMBED_MODEL
 RRF_K = 60
-
-
-@pytest.fixture
-def embed_server():
-    with ScriptedOpenAIServer() as server:
-        yield server
-
-
-def embedder(server, model=MODEL, **settings):
-    return OpenAIEmbedder(EmbedSettings(endpoint=server.base_url, model=model, **settings))
 
 
 @pytest.fixture
@@ -147,19 +137,37 @@ def test_a_half_built_canopy_is_never_read(read_forest, embed_server):
     assert response == bm25_only(read_forest, "superseded windows", k=5)
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_an_embedder_failing_at_query_time_answers_from_bm25_and_says_so(canopied, read_forest):
-    dead = f"http://127.0.0.1:{closed_port()}/v1"
-    canopied.embedder = OpenAIEmbedder(EmbedSettings(endpoint=dead, model=MODEL, retries=0))
+    dead = dead_endpoint()
+    canopied.embedder = embedder(dead, retries=0)
     response = canopied.locate("superseded windows", k=5)
     assert response["results"] == bm25_only(read_forest, "superseded windows", k=5)["results"]
     assert response["dense"]["used"] is False
     assert dead in response["dense"]["reason"] and "BM25 alone" in response["dense"]["reason"]
+
+
+def test_a_hanging_query_embedder_is_waited_on_once_then_let_rest(canopied, read_forest, embed_server):
+    canopied.locate("superseded windows")  # embedded while the server answers: cached from here on
+    release = threading.Event()
+
+    def hang(_body):
+        release.wait(5)  # longer than the embedder's timeout below
+        return None
+
+    embed_server.embeddings_responder = hang
+    canopied.embedder = embedder(embed_server, timeout_seconds=0.3, retries=0)
+    try:
+        sent = len(embed_server.embedding_requests)
+        first = canopied.locate("price list owner", k=5)
+        second = canopied.locate("exchange policy deadlines", k=5)
+        again = canopied.locate("superseded windows", k=5)
+    finally:
+        release.set()
+    assert len(embed_server.embedding_requests) == sent + 1  # the second locate did not wait on it again
+    assert first["dense"]["used"] is False and "timed out" in first["dense"]["reason"]
+    assert second["dense"]["used"] is False and "not asked again" in second["dense"]["reason"]
+    assert second["results"] == bm25_only(read_forest, "exchange policy deadlines", k=5)["results"]
+    assert again["dense"]["used"] is True  # a query already embedded needs no embedder
 
 
 def test_the_environment_configures_the_query_embedder(read_forest, embed_server, monkeypatch):
