@@ -90,7 +90,7 @@ async def troop_call(service: ForestService, question: str, *, model: AnswerMode
     frontier_ms = (time.perf_counter() - located) * 1000
     entries: list[dict[str, Any] | None] = list(frontier["results"][:n]) or [None]
     foragers = [Forager(n=i, of=len(entries), client=f"{troop_client}-{i}", entry=entry,
-                        session=await _join(service, f"{troop_client}-{i}", scope))
+                        session=await _join(service, f"{troop_client}-{i}", scope, goal_of=troop_client))
                 for i, entry in enumerate(entries, start=1)]
     policy = stop_policy(stop, len(foragers))
     tasks = [asyncio.create_task(forage(forager, forest=service.acall, cache=cache, policy=policy, model=model,
@@ -136,10 +136,19 @@ async def troop_call(service: ForestService, question: str, *, model: AnswerMode
         frontier_ms=frontier_ms, wall_ms=(time.perf_counter() - wall) * 1000)
 
 
-async def _join(service: ForestService, client: str, scope: str) -> str:
-    """Give ``client`` a session in the troop's heat scope; its session id."""
+async def _join(service: ForestService, client: str, scope: str, *, goal_of: str | None = None) -> str:
+    """Give ``client`` a session in the troop's heat scope; its session id. ``goal_of``:
+    the troop's own client, whose frontier locate set the hunt's goal (the Gauntlet,
+    when the forest has a canopy): every forager ranks toward it from its first hop,
+    one embedding for the whole troop, even when its own locate is a cache hit."""
     def join(reader: Any) -> str:
+        goal = None
+        if goal_of is not None:
+            with reader.client_session(goal_of) as leader:
+                goal = leader.goal
         with reader.client_session(client, heat_scope=scope) as session:
+            if session.goal is None:
+                session.goal = goal
             return session.id
     return await service.arun_on_thread(join)
 

@@ -319,3 +319,25 @@ def test_the_hunt_keeps_answers_deadline(forest):
     assert len(forager["trail"]) == 2 and forager["turns"] == 3 and forager["status"] == "answered"
     assert "tools" not in script.requests[1][-1]  # the third turn was the deadline turn
     assert out["answered"] is True and out["judge"]["ok"] is True
+
+
+def test_with_a_canopy_every_forager_ranks_toward_the_troops_question(forest, embed_server, monkeypatch):
+    """The Gauntlet in a Troop: the frontier locate's one embedding is every forager's
+    goal, so a forager's first move is ordered toward the question without a locate
+    of its own."""
+    from endpoints import EMBED_MODEL, embedder
+
+    with Vine(forest) as vine:
+        vine.embedder = embedder(embed_server)
+        vine.canopy_build()
+    monkeypatch.setenv("MONKEYLLM_EMBED_ENDPOINT", embed_server.base_url)
+    monkeypatch.setenv("MONKEYLLM_EMBED_MODEL", EMBED_MODEL)
+    script = TroopScript({n: [calls(("move", {"id": "sales/_index", "rel": "children"})),
+                              answer_reply("Read the sales branch.", [EXCHANGE])] for n in (1, 2)},
+                         judge=answer_reply(RETAIL, [EXCHANGE]))
+    result = hunt(forest, script, n=2, stop="quorum")
+    embedded = [body["input"] for body in embed_server.embedding_requests if body["input"] == [QUESTION]]
+    assert len(embedded) == 1  # the troop's locate: one embedding for the whole hunt
+    for forager in result.foragers:
+        (moved,) = [read["out"] for read in forager.hunt.read if read["tool"] == "move"]
+        assert moved["frontier"] == {"ranked": True, "toward": QUESTION}
