@@ -100,7 +100,7 @@ async def troop_call(service: ForestService, question: str, *, model: AnswerMode
     await _until_stopped(tasks, policy)
     await cache.settle()
     if all(forager.status == "failed" for forager in foragers):
-        await _close_all(service, foragers, winner=None, answer_nodes=[])
+        await _close_all(service, troop_client, foragers, winner=None, answer_nodes=[])
         first = foragers[0].error or {}
         raise VineError(first.get("code", "E_TIMEOUT"),
                         f"troop: the model failed for every forager ({len(foragers)}): {first.get('message', '')}",
@@ -126,7 +126,7 @@ async def troop_call(service: ForestService, question: str, *, model: AnswerMode
     if not answered:
         winner = None
     answer_nodes = [node for node in evidence if winner and node in winner.hunt.seen]
-    closed = await _close_all(service, foragers, winner=winner, answer_nodes=answer_nodes)
+    closed = await _close_all(service, troop_client, foragers, winner=winner, answer_nodes=answer_nodes)
     return TroopResult(
         troop=scope, question=question, answer=answer, answered=answered, evidence=evidence,
         sources=await sources_of(service, evidence), winner=winner.n if winner else None,
@@ -190,20 +190,22 @@ def _first_to_answer(foragers: Sequence[Forager]) -> Forager | None:
     return min(answered, key=lambda f: (f.finished_at, f.n)) if answered else None
 
 
-async def _close_all(service: ForestService, foragers: Sequence[Forager], *, winner: Forager | None,
-                     answer_nodes: list[str]) -> dict[str, Any] | None:
+async def _close_all(service: ForestService, troop_client: str, foragers: Sequence[Forager], *,
+                     winner: Forager | None, answer_nodes: list[str]) -> dict[str, Any] | None:
     """Close the winner's session with success first, then every other one with
     failure (see the module doc); the winner's outcome, or None."""
-    def close(reader: Any, forager: Forager, success: bool) -> dict[str, Any]:
-        with reader.client_session(forager.client):
+    def close(reader: Any, client: str, success: bool, calls: Any = None) -> dict[str, Any]:
+        with reader.client_session(client):
             if success:
-                return reader.close_session_with(True, answer_nodes, calls=forager.calls)
+                return reader.close_session_with(True, answer_nodes, calls=calls)
             return reader.close_session(False, [])
 
     outcome = None
     if winner is not None:
-        outcome = await service.arun_on_thread(lambda reader: close(reader, winner, True))
+        outcome = await service.arun_on_thread(lambda reader: close(reader, winner.client, True, winner.calls))
     for forager in foragers:
         if forager is not winner:
-            await service.arun_on_thread(lambda reader, f=forager: close(reader, f, False))
+            await service.arun_on_thread(lambda reader, f=forager: close(reader, f.client, False))
+    # the troop's own session (its frontier locate) ends too: its trace says the hunt is over
+    await service.arun_on_thread(lambda reader: close(reader, troop_client, False))
     return outcome

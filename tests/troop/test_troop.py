@@ -73,6 +73,7 @@ def test_each_forager_starts_from_its_own_entry_point_of_one_locate(forest):
     # the frontier's one locate is the troop's own call, in its own trace
     (frontier,) = [records for session, records in recorded.items() if session not in sessions]
     assert read_calls(frontier) == [("locate", None)] and frontier[0]["args"]["k"] == 3
+    assert frontier[-1]["outcome"] == {"success": False, "answer_nodes": []}  # closed with the hunt
 
 
 def test_with_fewer_entry_points_than_foragers_fewer_foragers_hunt(forest):
