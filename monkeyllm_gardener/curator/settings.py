@@ -2,7 +2,7 @@
 model binding in the engine."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 ENDPOINT_MISSING = (
@@ -20,7 +20,7 @@ class CuratorConfigError(Exception):
 @dataclass(frozen=True, kw_only=True)
 class CuratorSettings:
     endpoint: str
-    api_key: str = "not-needed"
+    api_key: str = field(default="not-needed", repr=False)  # never in a repr, a log or a test's failure report
     model: str = LOCAL_MODEL
     max_tokens: int = 300
     timeout_seconds: float = 60.0

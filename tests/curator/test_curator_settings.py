@@ -34,6 +34,7 @@ def test_every_variable_is_read():
     )
     assert settings.api_key == "sk-or-test" and settings.model == "google/gemma-3-12b-it"
     assert (settings.max_tokens, settings.timeout_seconds, settings.concurrency, settings.retries) == (500, 12.5, 16, 0)
+    assert "sk-or-test" not in repr(settings) and "sk-or-test" not in str(settings)  # a logged setting hides the key
 
 
 @pytest.mark.parametrize(
