@@ -124,14 +124,15 @@ async def _sweep(service: ForestService, client: str, model: AnswerModel, meter:
                  request: AnswerRequest, deadline: float) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
     started = time.perf_counter()
     bundle = await service.acall("harvest", {"query": request.question, "k": request.k}, client)
-    harvest_ms = (time.perf_counter() - started) * 1000
+    # rounded once: the step and retrieval_ms are then one figure (round(round(x, 2), 1) is not round(x, 1))
+    harvest_ms = round((time.perf_counter() - started) * 1000, 2)
     messages = [{"role": "system", "content": SWEEP_SYSTEM},
                 {"role": "user", "content": f"Question: {request.question}\n\nEvidence (harvest):\n{wire(bundle)}"}]
     reply, model_ms = await model.ask(meter, model=name, messages=messages, max_tokens=request.reply_tokens,
                                       deadline=deadline)
     results = {result["id"]: result for result in bundle["results"]}
     text, evidence = read_reply(reply.content, list(results))
-    steps = [{"step": "harvest", "ms": round(harvest_ms, 2), "tokens": tokens_of(bundle),
+    steps = [{"step": "harvest", "ms": harvest_ms, "tokens": tokens_of(bundle),
               "detail": f"{len(results)} result(s)"},
              {"step": "model", "ms": round(model_ms, 1), "tokens": reply.completion_tokens,
               "detail": reply.model or name}]
