@@ -17,6 +17,9 @@ primitives.md, harvest. A deterministic orchestration of the read calls:
    wrote about reading the data matters whether or not the question shares its
    words.
 
+With a canopy and a query embedder, locate's half is hybrid, and the bundle carries
+locate's ``dense`` field: whether the vectors ranked it, or why not.
+
 The whole bundle answers within 4000 tokens; past them whole results drop from the
 tail and ``truncated`` is set. The calls it is built on are parameters (the Vine
 hands in its own locate, sniff and body reader), so every hop is the same call an
@@ -57,7 +60,8 @@ def harvest(query: str, terms: Sequence[str] | None = None, k: int = 3, *, locat
         raise VineError("E_SCHEMA", "harvest needs a query", 'Ask in words, e.g. query="exchange deadlines".')
     check_k(k)
     used = list(terms) if terms is not None else sniff_terms(query)
-    located = [r["id"] for r in locate(query, k=k * 2)["results"]]
+    found = locate(query, k=k * 2)
+    located = [r["id"] for r in found["results"]]
     sniffed = [r["id"] for r in sniff(used, k=k * 2)["results"]] if used else []
     results = []
     for node_id, score, found_by in fuse({"locate": located, "sniff": sniffed})[:k]:
@@ -78,6 +82,8 @@ def harvest(query: str, terms: Sequence[str] | None = None, k: int = 3, *, locat
             result["notes"] = (notes(body) or None) if body is not None else None
         results.append(result)
     response: dict[str, Any] = {"query": query, "terms": used, "results": results, "truncated": False}
+    if "dense" in found:  # whether locate's half used the canopy's vectors, and why not (as locate says)
+        response["dense"] = found["dense"]
     shed_tail(response, "results", BUDGETS["harvest"],
               hint="The bundle was cut to fit 4000 tokens: ask for fewer results (k), or pick(id, section) "
                    "one of the ids.")

@@ -271,6 +271,16 @@ def test_harvest_sets_the_goal_too_and_a_new_hunt_forgets_it(canopied, embed_ser
     assert "frontier" not in canopied.move("catalog/_index", rel="children")
 
 
+def test_harvest_says_whether_its_locate_half_used_the_vectors(canopied, read_forest, embed_server):
+    assert canopied.harvest(GOAL, k=2)["dense"] == {"used": True, "model": MODEL, "stale": 0}
+    with Vine(read_forest, writable=False) as other:
+        other.embedder = embedder(embed_server, model="another-model")
+        said = other.harvest(GOAL, k=2)["dense"]
+        assert said["used"] is False and "another-model" in said["reason"]
+    with Vine(read_forest, writable=False) as plain:
+        assert "dense" not in plain.harvest(GOAL, k=2)  # no embedder: the bundle it always was
+
+
 def test_without_a_goal_or_a_usable_canopy_nothing_changes(canopied, read_forest, embed_server):
     with Vine(read_forest, writable=False) as plain:
         expected = [plain.look("people/ana-ribeiro"), plain.move("catalog/_index", rel="children"),
