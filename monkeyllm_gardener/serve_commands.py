@@ -14,11 +14,8 @@ acknowledged write.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,6 +55,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(exc), "Fix the MONKEYLLM_LLM_* variables, or unset MONKEYLLM_LLM_ENDPOINT.") from None
     forests = Forests(forest=Path(args.forest) if args.forest else None,
                       root=Path(args.root) if args.root else None, readonly=args.readonly)
+    import logging  # here, not at import: `vine --help` imports this module (issue 16: what a command runs)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vine serve: %(levelname)s %(message)s")
     try:
         if args.transport == "stdio":
@@ -96,6 +94,9 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
 
 
 def _serve_http(forests: Any, host: str, port: int, answer_model: Any) -> int:
+    import asyncio
+    import socket
+
     import uvicorn
 
     from .serve import rest

@@ -25,10 +25,11 @@ from cli_helpers import Result, git, snapshot
 # pool, a model client, the progress bar
 NOT_FOR_A_NO_CHANGE_SYNC = ("pluggy", "importlib.metadata", "monkeyllm_plugins", "monkeyllm_gardener.host.plugin_host",
                             "monkeyllm_gardener.worker", "monkeyllm_gardener.kit.sheets", "concurrent.futures.process",
-                            "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich")
+                            "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich",
+                            "asyncio", "numpy")
 # `vine --help` builds the parser alone: not the engine, not the pipeline
 NOT_FOR_HELP = ("monkeyllm_core.vine", "monkeyllm_core.read", "monkeyllm_gardener.pipeline", "yaml", "sqlite3",
-                "pluggy", "rich")
+                "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy")
 HOST_MEMORY = "_derived/gardener-host.json"
 
 
