@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VineError, estimate_tokens
+from ..read.headings import outline  # the read room's heading rule: what look and scan show
 from . import branches as br
 from .passport import parse_node
 from .rules import check_id, is_branch_id, node_path
@@ -30,8 +31,6 @@ class CatalogEntry:
 
 
 def entry_of(node_id: str, text: str) -> CatalogEntry | None:
-    from ..read.headings import outline  # the read room's heading rule; imported late, it imports the forest
-
     try:
         node = parse_node(text, where=node_path(node_id))
     except VineError:

@@ -22,10 +22,10 @@ class TextFiles:
         self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text)
         self._spares: set[str] = set()  # files whose spare copy goes at the next checkpoint
 
-    def read(self, rel: str, *, keep: bool = True) -> str | None:
-        """The file's text, or None when there is no such file. ``keep=False`` leaves
-        the cache as it was: a reindex reads every file once, and keeping them all
-        would hold the whole forest's text in memory."""
+    def read(self, rel: str) -> str | None:
+        """The file's text, or None when there is no such file. (A rebuild reads its
+        files elsewhere, ``forest.parallel_read``, so the whole forest's text is never
+        held here.)"""
         path = self.root / rel
         try:
             st = path.stat()
@@ -39,8 +39,7 @@ class TextFiles:
         except UnicodeDecodeError as exc:
             raise VineError("E_FRONTMATTER", f"{rel}: not UTF-8 text (byte {exc.start})",
                             "Re-save the file as UTF-8.") from None
-        if keep:
-            self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
         return text
 
     def write(self, rel: str, text: str, data: bytes | None = None) -> None:

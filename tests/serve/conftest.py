@@ -7,16 +7,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "read"))
-from _read_forest import plant_forest, private_copy  # noqa: E402  (the read tests' forest: typed edges, a dataset, ...)
-
-from monkeyllm_core import init_forest  # noqa: E402
+from _read_forest import planted_base, private_copy  # noqa: E402  (the read tests' forest: typed edges, a dataset, ...)
 
 
 @pytest.fixture(scope="session")
 def served_forest_base(tmp_path_factory) -> Path:
-    root = init_forest(tmp_path_factory.mktemp("serve") / "acme", "Acme")
-    plant_forest(root)
-    return root
+    return planted_base(tmp_path_factory.mktemp("serve"), "acme", "Acme")
 
 
 @pytest.fixture

@@ -138,6 +138,16 @@ def plant_forest(root: Path) -> None:
                    "- [[people/ana-ribeiro]] — owns the exchange policy"}})
 
 
+def planted_base(parent: Path, name: str, title: str) -> Path:
+    """A new forest ``parent/name`` holding this module's nodes: the session-scoped
+    base the read, serve and troop tests each copy per test (``private_copy``)."""
+    from monkeyllm_core import init_forest
+
+    root = init_forest(parent / name, title)
+    plant_forest(root)
+    return root
+
+
 def private_copy(base: Path, root: Path) -> Path:
     """A copy of a planted forest (its git and catalog) without the heat and traces of
     the reads made on the original, so one test's scent never reaches another."""

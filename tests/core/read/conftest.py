@@ -7,15 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm_core import Vine, init_forest
-from _read_forest import plant_forest, private_copy
+from monkeyllm_core import Vine
+from _read_forest import planted_base, private_copy
 
 
 @pytest.fixture(scope="session")
 def read_forest_base(tmp_path_factory) -> Path:
-    root = init_forest(tmp_path_factory.mktemp("read") / "brain", "Read forest")
-    plant_forest(root)
-    return root
+    return planted_base(tmp_path_factory.mktemp("read"), "brain", "Read forest")
 
 
 @pytest.fixture
