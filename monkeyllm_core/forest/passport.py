@@ -108,10 +108,12 @@ def ordered_frontmatter(frontmatter: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_frontmatter(frontmatter: dict[str, Any]) -> str:
-    return yaml.dump(
-        ordered_frontmatter(frontmatter), Dumper=_Dumper, sort_keys=False,
-        allow_unicode=True, default_flow_style=False, width=1_000_000,
-    )
+    return _dump(ordered_frontmatter(frontmatter))
+
+
+def _dump(mapping: dict[str, Any]) -> str:
+    return yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=1_000_000)
 
 
 def _canonical_body(body: str) -> str:
@@ -130,12 +132,62 @@ def render_node_parsed(frontmatter: dict[str, Any], body: str, *, where: str = "
     """The rendered text and exactly what ``parse_node`` returns for it, without
     copying the body back out of the text: the writer re-reads a branch index on
     every plant beneath it, and the index can hold thousands of lines."""
-    header = render_frontmatter(frontmatter)
+    rendered = _render_from_fragments(frontmatter, where)
+    if rendered is None:
+        header = render_frontmatter(frontmatter)
+        parsed_fm = None
+    else:
+        header, parsed_fm = rendered
     body = _canonical_body(body)
     text = "".join((FENCE, header, FENCE, "\n", body))
     if text.find("\n---\n", 3) != len(FENCE) + len(header) - 1:
         return text, parse_node(text, where=where)  # a fence inside the YAML: parse it the long way
-    return text, Node(frontmatter=_load_frontmatter(header, where), body=body)
+    if parsed_fm is None:
+        parsed_fm = _load_frontmatter(header, where)
+    return text, Node(frontmatter=parsed_fm, body=body)
+
+
+# A branch's passport is rendered again (and read back) on every plant beneath it,
+# and between two plants only its coverage changes. A block mapping of scalars is
+# dumped entry by entry, each from column 0, so its YAML is the concatenation of
+# each ``key: value`` dumped alone, and it loads back entry by entry too
+# (tests/core/test_passport.py holds both to the full dump on tricky values). Each
+# entry's text and loaded value are remembered: a branch costs one small dump for
+# the entry that changed instead of a dump and a load of the whole mapping.
+# bool is an int; a date is left out: one date object under two keys is dumped as an anchor
+_FRAGMENT_TYPES = (str, int, float)
+_FRAGMENTS: dict[tuple[str, type, Any], tuple[str, str, Any]] = {}  # (key, type, value) -> (YAML, key, value)
+_FRAGMENTS_KEPT = 4096
+
+
+def _render_from_fragments(frontmatter: dict[str, Any], where: str) -> tuple[str, dict[str, Any]] | None:
+    """(the YAML render_frontmatter gives, what _load_frontmatter gives for it), or
+    None when a value is not a string or a number (a date, a list or a mapping may
+    be one object under two keys, which a whole dump writes as an anchor)."""
+    ordered = ordered_frontmatter(frontmatter)
+    if not ordered:
+        return None
+    pieces: list[str] = []
+    parsed: dict[str, Any] = {}
+    for key, value in ordered.items():
+        if not isinstance(key, str) or not isinstance(value, _FRAGMENT_TYPES):
+            return None
+        cache_key = (key, type(value), value)
+        fragment = _FRAGMENTS.get(cache_key)
+        if fragment is None:
+            text = _dump({key: value})
+            loaded = _load_frontmatter(text, where)
+            if len(loaded) != 1:
+                return None
+            (loaded_key, loaded_value), = loaded.items()
+            if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
+                _FRAGMENTS.clear()
+            fragment = _FRAGMENTS[cache_key] = (text, loaded_key, loaded_value)
+        pieces.append(fragment[0])
+        parsed[fragment[1]] = fragment[2]
+    if len(parsed) != len(pieces):
+        return None  # two keys that load as one: let the whole dump and load decide
+    return "".join(pieces), parsed
 
 
 def yaml_dump(data: Any) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Protocol
 from . import branches as br
 from ..errors import VineError
 from .passport import Node, parse_node, render_node_parsed
+from ..read.headings import outline
 from .rules import is_branch_id, node_path, parent_of, today, trail_of
 from ..store.messages import one_line
 
@@ -38,17 +39,26 @@ class BranchUpkeep:
         self._parsed: dict[str, tuple[str, Node]] = {}  # rel -> (text, what parse_node gives for it)
         self._listings: dict[str, br.Listing] = {}  # rel -> what the branch's latest body lists
         self._format_checked: set[str] = set()  # branches whose formatting this session repaired
+        # rel -> (a body, its outline): a new entry line changes no heading, so the
+        # outline of a branch's next body is known without reading its lines again
+        self._outlines: dict[str, tuple[str, list[str]]] = {}
 
     # -- rendering a branch for a transaction ------------------------------------------
-    def render(self, fm: dict[str, Any], body: str) -> tuple[str, set[str]]:
-        """A branch's text, and the ids it names outside its listings (for the
-        catalog's ``repeats``). The next write beneath it finds it parsed already."""
+    def render(self, fm: dict[str, Any], body: str) -> tuple[str, set[str], list[str]]:
+        """A branch's text, the ids it names outside its listings (for the catalog's
+        ``repeats``) and its outline. The next write beneath it finds it parsed already."""
         rel = node_path(fm["id"])
         text, parsed = render_node_parsed(fm, body, where=rel)
         self._parsed[rel] = (text, parsed)
         known = self._listings.get(rel)
         listing = known if known is not None and known.body is parsed.body else br.survey(parsed.body)
-        return text, br.repeated_ids(listing)
+        carried = self._outlines.get(rel)
+        if carried is not None and carried[0] is parsed.body:
+            sections = carried[1]
+        else:
+            sections = outline(parsed.body)
+            self._outlines[rel] = (parsed.body, sections)
+        return text, br.repeated_ids(listing), sections
 
     def branch(self, txn: Transaction, branch_id: str) -> Node:
         rel = node_path(branch_id)
@@ -83,8 +93,13 @@ class BranchUpkeep:
         parent = self.branch(txn, parent_id)
         section_name = br.SUB_BRANCHES if is_branch_id(fm["id"]) else br.DIRECT_BANANAS
         parent_rel = node_path(parent_id)
+        known = self._listings.get(parent_rel)
+        # list_child splices one entry line into a section it knows is there (else it
+        # adds the section's heading first): then no heading moves in or out
+        splice_only = (known is not None and known.body is parent.body and parent.body.endswith("\n")
+                       and known.bounds.get(section_name) is not None)
         body, counts, self._listings[parent_rel] = br.list_child(
-            parent.body, section_name, fm["id"], self.entry_for(fm), self._listings.get(parent_rel))
+            parent.body, section_name, fm["id"], self.entry_for(fm), known)
         if body is None:
             return
         if parent_rel not in self._format_checked:
@@ -92,7 +107,11 @@ class BranchUpkeep:
             repaired = self._repair_format(txn, body, parent.frontmatter)
             if repaired is not body:
                 body = repaired
+                splice_only = False
                 self._listings.pop(parent_rel, None)  # it described the body before the repair
+        carried = self._outlines.get(parent_rel)
+        if splice_only and carried is not None and carried[0] is parent.body:
+            self._outlines[parent_rel] = (body, carried[1])
         if counts is None and new:  # a stale line for this id was replaced: recount
             counts = (br.count_entries(body, br.DIRECT_BANANAS), br.count_entries(body, br.SUB_BRANCHES))
         pfm = dict(parent.frontmatter)

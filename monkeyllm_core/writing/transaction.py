@@ -77,12 +77,12 @@ class WriteTransaction:
         rel = node_path(fm["id"])
         repeats = None
         if is_branch_id(fm["id"]):
-            text, repeats = self.upkeep.render(fm, body)
+            text, repeats, sections = self.upkeep.render(fm, body)
         else:
-            text = render_node(fm, body)
+            text, sections = render_node(fm, body), outline(body)
         self.files[rel] = text
         self.nodes = [n for n in self.nodes if n[0]["id"] != fm["id"]]
-        self.nodes.append((fm, estimate_tokens(body), outline(body), repeats))
+        self.nodes.append((fm, estimate_tokens(body), sections, repeats))
 
     def settled_backups(self) -> list[Path]:
         """Once applied: the replaced payloads' backups, garbage at the next checkpoint."""

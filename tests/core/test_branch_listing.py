@@ -74,3 +74,47 @@ def test_facts_about_another_body_are_not_used() -> None:
     other = TEMPLATES["hand-written"]  # already lists a: facts about the first body would say it does not
     new_body, counts, _ = br.list_child(other, br.DIRECT_BANANAS, "a", br.entry_line("a", "A, again."), listing)
     assert counts is None and new_body.count("- [[a]] ") == 1
+
+
+def catalog_outlines(brain) -> dict[str, list[str]]:
+    import json
+    import sqlite3
+
+    db = sqlite3.connect(brain.root / "_derived" / "catalog.db")
+    try:
+        return {row[0]: json.loads(row[1]) for row in db.execute("SELECT id, outline FROM nodes WHERE kind = 'branch'")}
+    finally:
+        db.close()
+
+
+def test_a_branch_outline_in_the_catalog_is_always_its_body_s_outline(vine, brain, make_note) -> None:
+    """The writer carries a branch's outline from one plant to the next (a new entry
+    line changes no heading): after every plant, each branch row's outline must be
+    what reading its file gives, also when a person added sections, a fence, or
+    removed a listing's heading mid-session (the writer then puts it back)."""
+    from monkeyllm_core.forest.passport import parse_node
+    from monkeyllm_core.read.headings import outline
+
+    vine.plant({"id": "ops/_index", "title": "Ops", "summary": "Operations.",
+                "body": "# Ops\n\n> Operations.\n\n## Notes\n\n```\n## not a heading\n```\n\n## Direct bananas\n"})
+    vine.plant(make_note("ops/first"))  # ops has no Sub-branches heading yet: the next plant adds it
+    vine.plant({"id": "ops/deep/_index", "title": "Deep", "summary": "Deeper."})
+    assert catalog_outlines(brain)["ops/_index"] == ["Notes", "Direct bananas", "Sub-branches"]
+    rng = random.Random(12)
+    for step in range(40):
+        where = "ops/deep" if step == 16 else rng.choice(["ops", "ops/deep", ""])
+        vine.plant(make_note(f"{where}/n{step}".lstrip("/")))
+        if step == 15:  # a person deletes the Direct bananas heading of ops/deep mid-session
+            path = brain.root / "ops" / "deep" / "_index.md"
+            path.write_text(path.read_text(encoding="utf-8").replace("## Direct bananas\n", ""), encoding="utf-8")
+        if step == 16 or step % 7 == 0:
+            for branch_id, sections in catalog_outlines(brain).items():
+                rel = "_index.md" if branch_id == "_index" else f"{branch_id}.md"
+                assert sections == outline(parse_node(brain.text(rel)).body), (step, branch_id)
+    vine.flush()
+    outlines = catalog_outlines(brain)
+    assert outlines["ops/_index"][:2] == ["Notes", "Direct bananas"]  # the fenced line is no heading
+    assert "Direct bananas" in outlines["ops/deep/_index"]  # put back by the plant after the edit
+    for branch_id, sections in outlines.items():
+        rel = "_index.md" if branch_id == "_index" else f"{branch_id}.md"
+        assert sections == outline(parse_node(brain.text(rel)).body), branch_id

@@ -148,3 +148,57 @@ def test_planting_an_undeclared_type_is_refused_and_writes_nothing(vine, brain):
     assert info.value.code == "E_SCHEMA"
     assert "_meta/schema.md" in info.value.message
     assert brain.snapshot() == before
+
+
+# -- a branch's passport rendered entry by entry (render_node_parsed's fast path) ----------
+TRICKY_STRINGS = [
+    "", " ", "plain words", "yes", "No", "null", "~", "true", "0x1F", "1e3", "007", "1_000", ".inf", "-.nan",
+    "2026-12-01", "2026-12-01T10:00:00Z", "12:30", "a: b", "a:b", "#hash", "a #hash", "- dash", "-", "?",
+    "'single'", '"double"', "back\\slash", "tab\there", "trailing ", " leading", "line\nbreak", "two\n\nbreaks",
+    "ends\n", "\nstarts", "---", "a\n---\nb", "...", "{flow}", "[list]", "&anchor", "*alias", "!tag", "%dir",
+    "@at", "`tick`", "ação e coração", "日本語のテキスト", "emoji 🌳", "\u2028sep", "nel\x85", "bell\x07",
+    "bom\ufeff", "x" * 3000, "word " * 400, "12 bananas, 3 sub-branches", "file:///tmp/x y/%20",
+]
+TRICKY_SCALARS = [0, 1, -7, 2**63, 2**80, 1.0, 0.5, -0.0, 1e-12, 3.14159, True, False]
+
+
+def test_a_passport_of_scalars_renders_and_loads_entry_by_entry_as_one_dump_does():
+    """render_node_parsed builds a branch's YAML from remembered ``key: value`` pieces:
+    for every value a passport may hold, the text and what loads back must be what
+    one whole dump and load give (else a branch's bytes would depend on the cache)."""
+    import datetime as dt
+    import random
+
+    from monkeyllm_core.forest import passport
+
+    values = TRICKY_STRINGS + TRICKY_SCALARS + [dt.date(2026, 12, 1), dt.datetime(2026, 12, 1, 10, 30)]
+    rng = random.Random(16)
+    keys = ["id", "type", "title", "summary", "created", "updated", "source", "coverage", "origin",
+            "source_path", "x-extra", "yes", "123", "key with space", "clé"]
+    checked = 0
+    for round_ in range(400):
+        fm = {key: rng.choice(values) for key in rng.sample(keys, rng.randint(1, len(keys)))}
+        fm["id"] = f"b{round_}/_index"
+        whole = passport.render_frontmatter(fm)
+        pieces = passport._render_from_fragments(fm, "test")
+        if any(isinstance(v, dt.date) for v in fm.values()):
+            assert pieces is None  # an object a whole dump may anchor
+            continue
+        assert pieces is not None
+        assert pieces[0] == whole, fm
+        assert pieces[1] == passport._load_frontmatter(whole, "test"), fm
+        # twice: the second time every entry comes from the remembered pieces
+        assert passport._render_from_fragments(fm, "test") == pieces
+        checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("shared", [["a", "b"], {"k": "v"}, __import__("datetime").date(2026, 12, 1)])
+def test_a_passport_holding_one_object_under_two_keys_is_dumped_whole(shared):
+    from monkeyllm_core.forest import passport
+
+    fm = {"id": "x/_index", "title": "X", "tags": shared, "aliases": shared}
+    assert passport._render_from_fragments(fm, "test") is None
+    text, node = passport.render_node_parsed(fm, "# X\n")
+    assert "&id001" in text  # the whole dump's anchor, as before
+    assert node.frontmatter == passport.parse_node(text).frontmatter
