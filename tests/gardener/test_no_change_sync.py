@@ -20,16 +20,22 @@ import yaml
 
 from cli_helpers import Result, git, snapshot
 
+# the modules that add the other commands' arguments: a command imports its own alone
+COMMAND_MODULES = ("monkeyllm_gardener.read_commands", "monkeyllm_gardener.snapshot_commands",
+                   "monkeyllm_gardener.serve_commands", "monkeyllm_gardener.keys_commands",
+                   "monkeyllm_gardener.ranger_commands", "monkeyllm_gardener.troop_commands",
+                   "monkeyllm_gardener.canopy_commands")
 # what a run that converts nothing must not load: the plugin host and its
 # discovery, the converters and their readers, the worker stage, the process
 # pool, a model client, the progress bar
 NOT_FOR_A_NO_CHANGE_SYNC = ("pluggy", "importlib.metadata", "monkeyllm_plugins", "monkeyllm_gardener.host.plugin_host",
                             "monkeyllm_gardener.worker", "monkeyllm_gardener.kit.sheets", "concurrent.futures.process",
                             "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich",
-                            "asyncio", "numpy")
-# `vine --help` builds the parser alone: not the engine, not the pipeline
+                            "asyncio", "numpy", *COMMAND_MODULES)
+# `vine --help` lists the commands: not the engine, not the pipeline, no command's module
 NOT_FOR_HELP = ("monkeyllm_core.vine", "monkeyllm_core.read", "monkeyllm_gardener.pipeline", "yaml", "sqlite3",
-                "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy")
+                "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy",
+                "monkeyllm_core.errors", "typing", "json", *COMMAND_MODULES)
 HOST_MEMORY = "_derived/gardener-host.json"
 
 
