@@ -33,14 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def clean_env(work: Path) -> dict[str, str]:
-    home = work / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").touch()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "COLUMNS": "100", "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+from bench_gardener import clean_env
 
 
 def run(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -80,7 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     sides = {"old": args.old, "new": args.new}
     args.work.mkdir(parents=True, exist_ok=True)
-    env = clean_env(args.work)
+    env = {**clean_env(args.work), "COLUMNS": "100", "PYTHONPYCACHEPREFIX": str(args.work / "pycache")}
     commands: dict[str, dict[str, list[str]]] = {side: {} for side in sides}
     forests: dict[str, dict[str, Path]] = {side: {} for side in sides}
     for spec in args.forest:
