@@ -8,8 +8,7 @@ the writer but not the readers it never calls.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (vine --help)
 from .lazy_exports import lazy_exports
 
 # public name -> the module that defines it

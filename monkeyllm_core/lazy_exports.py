@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, Callable, Iterable, Mapping
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (vine --help)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping
 
 
 def lazy_exports(package: str, homes: Mapping[str, str],

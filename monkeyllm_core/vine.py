@@ -94,7 +94,8 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                 self._committer = gitstore.Committer(self.root, self._repo)
                 recovered = recover(self._journal, self._files)
                 self.catalog = Catalog(self.root)
-                if recovered or catalog_is_stale(self.catalog, self.root):
+                # HEAD as the committer read it under the lock (recovery moves no ref)
+                if recovered or catalog_is_stale(self.catalog, self._committer.head):
                     self.reindex()
                 if recovered:
                     self._journal.truncate(0)  # only now: see recovery.recover

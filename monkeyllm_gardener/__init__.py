@@ -12,8 +12,7 @@ They load on first use (PEP 562): importing ``monkeyllm_gardener.cli`` for
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (vine --help)
 from monkeyllm_core.lazy_exports import lazy_exports
 
 # public name -> the module that defines it

@@ -21,9 +21,8 @@ from typing import Any, Callable
 EXIT_OK = 0
 
 
-def add_canopy_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
-                        forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    canopy = sub.add_parser("canopy", help="the vector layer: build it, or see how stale it is")
+def canopy_arguments(canopy: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                     forest_of: Callable[[argparse.Namespace], Path]) -> None:
     verbs = canopy.add_subparsers(dest="canopy_command", required=True)
     p = verbs.add_parser("build", help="embed the summaries that changed since the last build")
     forest_arg(p)

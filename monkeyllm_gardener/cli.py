@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
+import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
 
-from monkeyllm_core import VineError
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing for `vine --help`
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Callable, Iterator, Sequence
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -31,7 +32,8 @@ class UsageError(Exception):
 
 
 def _forest(args: argparse.Namespace) -> Path:
-    from monkeyllm_core import is_forest
+    from pathlib import Path
+    from monkeyllm_core import VineError, is_forest
     forest = Path(args.forest or ".").resolve()
     if not is_forest(forest):
         raise VineError("E_NOT_A_FOREST", f"{forest} is not a forest (no _meta/schema.md)",
@@ -128,6 +130,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 def _run_verb(args: argparse.Namespace, verb: str, forest: Path, curator: Any, executor: Any,
               tick: Callable[[str, int, int], None] | None, stop: Callable[[], None]) -> Any:
+    from pathlib import Path
     from .pipeline import Gardener
     jobs = args.jobs
     try:
@@ -207,6 +210,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    import json
     from monkeyllm_core import Vine
     vine = Vine(_forest(args), writable=False)
     try:
@@ -218,6 +222,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
     from monkeyllm_core import is_forest
     from .config import GardenerConfig
     from .host import PluginHost, format_plugins_report
@@ -233,90 +239,167 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 # -- parser --------------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+# Every command in the order `vine --help` lists it: its help line, and the module
+# and function that add its arguments to its parser. argparse pays about a tenth
+# of a millisecond for each argument and each parser, and building all of them
+# (160 arguments, 28 parsers) was most of `vine --help`: so a run builds the
+# parser of the one command it names, and imports only that command's module.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("create a forest", __name__, "init_arguments"),
+    "adopt": ("adopt an export folder", __name__, "adopt_arguments"),
+    "sync": ("sync an export folder", __name__, "sync_arguments"),
+    "rollup": ("rewrite branch summaries bottom-up", __name__, "rollup_arguments"),
+    "validate": ("check the forest's format", __name__, "validate_arguments"),
+    "reindex": ("rebuild _derived/catalog.db from the files", __name__, "reindex_arguments"),
+    "query": ("read-only SQL over a dataset", __name__, "query_arguments"),
+    "plugins": ("list plugins, converters and load errors", __name__, "plugins_arguments"),
+    "locate": ("ranked entry points for a question (title, aliases, tags, summary)",
+               "monkeyllm_gardener.read_commands", "locate_arguments"),
+    "look": ("the digest of one node: what it is, its edges, what a pick costs",
+             "monkeyllm_gardener.read_commands", "look_arguments"),
+    "move": ("neighbours along typed edges, or a branch's children (--rel children)",
+             "monkeyllm_gardener.read_commands", "move_arguments"),
+    "scan": ("a branch's children filtered by passport fields (catalog only)",
+             "monkeyllm_gardener.read_commands", "scan_arguments"),
+    "pick": ("a node's whole body, or one section of it", "monkeyllm_gardener.read_commands", "pick_arguments"),
+    "sniff": ("literal search of bodies (case and accents ignored), with the matching lines",
+              "monkeyllm_gardener.read_commands", "sniff_arguments"),
+    "harvest": ("locate and sniff fused, each node with its evidence (no model)",
+                "monkeyllm_gardener.read_commands", "harvest_arguments"),
+    "snapshot": ("back a forest up as one file (a git bundle), or restore one",
+                 "monkeyllm_gardener.snapshot_commands", "snapshot_arguments"),
+    "serve": ("serve a forest (or a folder of forests) over MCP: stdio or streamable HTTP",
+              "monkeyllm_gardener.serve_commands", "serve_arguments"),
+    "keys": ("bearer keys for `vine serve` over HTTP (stored hashed)",
+             "monkeyllm_gardener.keys_commands", "keys_arguments"),
+    "ranger": ("evaporate heat, tend links, refresh Landmarks, report health",
+               "monkeyllm_gardener.ranger_commands", "ranger_arguments"),
+    "troop": ("several model navigators hunt one question; a judge writes the answer",
+              "monkeyllm_gardener.troop_commands", "troop_arguments"),
+    "canopy": ("the vector layer: build it, or see how stale it is",
+               "monkeyllm_gardener.canopy_commands", "canopy_arguments"),
+}
+# how usage lines name the command, as argparse spells it from the choices
+COMMAND_METAVAR = "{" + ",".join(COMMANDS) + "}"
+
+
+def forest_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--forest", help="the forest directory (default: the current directory)")
+    # also accepted after the subcommand; SUPPRESS keeps `vine --traceback adopt` working
+    p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                   help="re-raise errors with a traceback")
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `vine` parser for ``argv``: the parser of the command it runs alone; every
+    command listed, none built, when it names none (``vine --help``, a typo); every
+    command built when ``argv`` is None (the whole CLI, as the help tests read it)."""
     parser = argparse.ArgumentParser(prog="vine", description="MonkeyLLM forests: init, adopt, sync, query.")
     parser.add_argument("--traceback", action="store_true", help="re-raise errors with a traceback")
-    sub = parser.add_subparsers(dest="command", required=True)
+    chosen = None if argv is None else command_named(argv)
+    # with one parser registered, the usage lines still name them all (errors that
+    # name the argument itself, a missing or unknown command, have every one)
+    sub = parser.add_subparsers(dest="command", required=True, **({"metavar": COMMAND_METAVAR} if chosen else {}))
+    for name, (help_text, module, adder) in COMMANDS.items():
+        if chosen is not None and name != chosen:
+            continue
+        p = sub.add_parser(name, help=help_text)
+        if argv is None or name == chosen:
+            add_arguments = getattr(importlib.import_module(module), adder)
+            add_arguments(p, forest_arg, _forest)
+    return parser
 
-    def forest_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--forest", help="the forest directory (default: the current directory)")
-        # also accepted after the subcommand; SUPPRESS keeps `vine --traceback adopt` working
-        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
-                       help="re-raise errors with a traceback")
 
-    p = sub.add_parser("init", help="create a forest")
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs, when nothing before it could change what the
+    parser prints: only ``--traceback`` (or an abbreviation argparse accepts) may
+    come first; ``-h`` there prints the whole list, so it builds the whole list."""
+    for token in argv:
+        if token.startswith("--t") and "--traceback".startswith(token):
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def init_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                   forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.add_argument("--title", required=True)
     p.add_argument("--summary")
     p.set_defaults(func=cmd_init)
 
-    for verb, func in (("adopt", cmd_adopt), ("sync", cmd_sync)):
-        p = sub.add_parser(verb, help=f"{verb} an export folder")
-        p.add_argument("source", nargs=None if verb == "adopt" else "?",
-                       help="the export folder" + ("" if verb == "adopt" else " (default: every adopted source)"))
-        forest_arg(p)
-        if verb == "adopt":
-            p.add_argument("--dest", help="branch to adopt under (default: the forest root)")
-        else:
-            p.add_argument("--path", help="only this file or folder, relative to the source")
-        p.add_argument("--curate", action="store_true", help="write summaries with the Curator (needs MONKEYLLM_LLM_ENDPOINT)")
-        p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-        p.add_argument("--jobs", type=int, help="converter processes (default: CPU count); with "
-                       "--executor dask, conversions running at once (default: the cluster's threads)")
-        p.add_argument("--executor", choices=("process", "dask"), default="process",
-                       help="where files are converted: local processes (default) or a Dask cluster")
-        p.add_argument("--scheduler", metavar="ADDR",
-                       help="the Dask scheduler's address, e.g. tcp://HOST:8786 (with --executor dask)")
-        p.add_argument("--json", action="store_true", help="print the report as JSON")
-        p.add_argument("--verbose", action="store_true", help="list unchanged and skipped files too")
-        p.set_defaults(func=func)
 
-    p = sub.add_parser("rollup", help="rewrite branch summaries bottom-up")
+def _pipeline_arguments(p: argparse.ArgumentParser, verb: str,
+                        forest_arg: Callable[[argparse.ArgumentParser], None]) -> None:
+    p.add_argument("source", nargs=None if verb == "adopt" else "?",
+                   help="the export folder" + ("" if verb == "adopt" else " (default: every adopted source)"))
+    forest_arg(p)
+    if verb == "adopt":
+        p.add_argument("--dest", help="branch to adopt under (default: the forest root)")
+    else:
+        p.add_argument("--path", help="only this file or folder, relative to the source")
+    p.add_argument("--curate", action="store_true", help="write summaries with the Curator (needs MONKEYLLM_LLM_ENDPOINT)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    p.add_argument("--jobs", type=int, help="converter processes (default: CPU count); with "
+                   "--executor dask, conversions running at once (default: the cluster's threads)")
+    p.add_argument("--executor", choices=("process", "dask"), default="process",
+                   help="where files are converted: local processes (default) or a Dask cluster")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help="the Dask scheduler's address, e.g. tcp://HOST:8786 (with --executor dask)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--verbose", action="store_true", help="list unchanged and skipped files too")
+    p.set_defaults(func=cmd_adopt if verb == "adopt" else cmd_sync)
+
+
+def adopt_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                    forest_of: Callable[[argparse.Namespace], Path]) -> None:
+    _pipeline_arguments(p, "adopt", forest_arg)
+
+
+def sync_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                   forest_of: Callable[[argparse.Namespace], Path]) -> None:
+    _pipeline_arguments(p, "sync", forest_arg)
+
+
+def rollup_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                     forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.add_argument("--all", action="store_true", help="include branches not created by ingest")
     p.add_argument("--curate", action="store_true", help="write them with the Curator")
     p.set_defaults(func=cmd_rollup)
 
-    p = sub.add_parser("validate", help="check the forest's format")
+
+def validate_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                       forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("reindex", help="rebuild _derived/catalog.db from the files")
+
+def reindex_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                      forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.set_defaults(func=cmd_reindex)
 
-    p = sub.add_parser("query", help="read-only SQL over a dataset")
+
+def query_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                    forest_of: Callable[[argparse.Namespace], Path]) -> None:
     p.add_argument("id")
     p.add_argument("sql")
     forest_arg(p)
     p.set_defaults(func=cmd_query)
 
-    p = sub.add_parser("plugins", help="list plugins, converters and load errors")
+
+def plugins_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                      forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
 
-    from .read_commands import add_read_commands  # locate, look, move, scan, pick
-    add_read_commands(sub, forest_arg, _forest)
-    from .snapshot_commands import add_snapshot_commands  # snapshot create, snapshot restore
-    add_snapshot_commands(sub, forest_arg, _forest)
-    from .serve_commands import add_serve_command  # serve: MCP over stdio or streamable HTTP
-    add_serve_command(sub)
-    from .keys_commands import add_keys_commands  # keys add, list, revoke
-    add_keys_commands(sub)
-    from .ranger_commands import add_ranger_command  # evaporate, tend links, landmarks, health
-    add_ranger_command(sub, forest_arg, _forest)
-    from .troop_commands import add_troop_command  # several model navigators, one judge
-    add_troop_command(sub, forest_arg, _forest)
-    from .canopy_commands import add_canopy_commands  # canopy build, canopy status
-    add_canopy_commands(sub, forest_arg, _forest)
-    return parser
-
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -329,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _expected_error(exc: Exception) -> int:
+    from monkeyllm_core import VineError
     from monkeyllm_core.store.history import GitError
     from .config import ConfigError
     from .executors import ExecutorError

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm_core.forest.passport import yaml_dump, yaml_load
+from monkeyllm_gardener import config_memory
 from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 from monkeyllm_gardener.extensions import normalize_extension
 
@@ -38,8 +39,15 @@ class GardenerConfig:
     @classmethod
     def load(cls, forest: Path) -> "GardenerConfig":
         path = forest / CONFIG_PATH
-        if not path.exists():
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
             return cls(path, {})
+        remembered = config_memory.recall(forest, st)  # as parsed last time, while the file is unchanged
+        if remembered is not None:
+            cfg = cls(path, remembered)
+            cfg._check()
+            return cfg
         try:
             data = yaml_load(path.read_text(encoding="utf-8")) or {}
         except Exception as exc:  # yaml errors carry a position; keep one line
@@ -49,6 +57,7 @@ class GardenerConfig:
             raise ConfigError(f"{CONFIG_PATH}: expected a mapping", "See README: Configuring the Gardener.")
         cfg = cls(path, data)
         cfg._check()
+        config_memory.remember(forest, st, data)
         return cfg
 
     def _check(self) -> None:

@@ -34,11 +34,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import socket
 import sys
-import tempfile
 import threading
-from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol
@@ -48,11 +45,12 @@ from .error_lines import error_line
 from .prepared import Prepared, new_tmp_path
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
 # ``worker`` (and with it the plugin host and the converters) is imported where a
 # conversion is submitted: choosing an executor for a run that converts nothing
-# must not load them; nor is the process pool's module until a pool starts.
+# must not load them; nor is ``concurrent.futures`` (and its logging) until a
+# pool starts.
 
 ExecutorKind = Literal["process", "dask"]
 EXECUTOR_KINDS: tuple[ExecutorKind, ...] = ("process", "dask")
@@ -151,6 +149,7 @@ class ProcessConversionPool:
         return self.slots <= 1 or total <= 1
 
     def submit(self, job: ConversionJob) -> Future[Any]:
+        from concurrent.futures import BrokenExecutor
         if self._pool is None:
             self._pool = _forked_pool(self.slots)
         try:
@@ -163,6 +162,7 @@ class ProcessConversionPool:
         return future
 
     def collect(self, future: Future[Any], job: ConversionJob) -> Prepared:
+        from concurrent.futures import BrokenExecutor
         pool = self._pool_of.pop(future, None)
         try:
             return future.result()
@@ -179,6 +179,7 @@ class ProcessConversionPool:
         return self._convert_alone(job)
 
     def _convert_alone(self, job: ConversionJob) -> Prepared:
+        from concurrent.futures import BrokenExecutor
         if self._alone is None:
             self._alone = _forked_pool(1)
         try:
@@ -307,6 +308,8 @@ _ONE_CONVERSION_AT_A_TIME = threading.Lock()
 def convert_on_worker(spec: HostSpec, job: ConversionJob) -> Shipped:
     """The Dask task for one file (runs on a worker): ``prepare_file`` into a
     temporary folder of the worker's own, the dataset file read back as bytes."""
+    import socket
+    import tempfile
     from .worker import prepare_file
     with _ONE_CONVERSION_AT_A_TIME, tempfile.TemporaryDirectory(prefix="monkeyllm-worker-") as tmp_dir:
         prepared = prepare_file(spec, job.path, job.rel, job.known_hash, tmp_dir, name_title=job.name_title)

@@ -17,9 +17,8 @@ from typing import Any
 EXIT_OK = 0
 
 
-def add_keys_commands(sub: Any) -> None:
-    """Register ``vine keys`` on the ``vine`` subparsers."""
-    keys = sub.add_parser("keys", help="bearer keys for `vine serve` over HTTP (stored hashed)")
+def keys_arguments(keys: argparse.ArgumentParser, forest_arg: Any, forest_of: Any) -> None:
+    """The verbs of ``vine keys`` and their arguments (``cli.COMMANDS``); no forest: keys are the server's."""
     commands = keys.add_subparsers(dest="keys_command", required=True)
 
     def command(name: str, help_text: str, func: Any) -> argparse.ArgumentParser:

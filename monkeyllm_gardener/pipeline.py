@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin before 3.11
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
@@ -46,6 +44,8 @@ from .walk import SourceFile, walk_source
 from .prepared import Prepared, new_tmp_path
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from .host.plugin_host import PluginHost
 
 # Only what every reconcile runs is imported above: the plugin host, the
@@ -340,11 +340,11 @@ class Gardener:
                 # the conversion runs here, in the writer: let the branch catch up first if due
                 # (one conversion longer than a second still holds it back: use --jobs 2+)
                 vine.checkpoint_if_due()
-                yield _Ready(task, prepare_file(self.spec, str(task.file.path), task.file.rel, task.known_hash,
+                yield _Ready(task, prepare_file(self.spec, task.file.location, task.file.rel, task.known_hash,
                                                 tmp_dir, name_title=task.name_title))
             return
         window = pool.slots * WINDOW_PER_SLOT
-        jobs = [ConversionJob(path=str(t.file.path), rel=t.file.rel, known_hash=t.known_hash,
+        jobs = [ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
                               name_title=t.name_title) for t in tasks]
         futures: list[Future[Any] | None] = []
         for i, task in enumerate(tasks):
@@ -544,6 +544,7 @@ WAIT_BEFORE_CHECKPOINT = 0.02  # a result this close costs less to wait for than
 def _ready_soon(future: Future[Any]) -> bool:
     """True when ``future`` is done within a moment: a short wait is not worth a
     checkpoint, a real one (a big conversion) is."""
+    from concurrent.futures import TimeoutError as FutureTimeout  # not the builtin before 3.11
     try:
         future.exception(timeout=WAIT_BEFORE_CHECKPOINT)
     except FutureTimeout:

@@ -33,9 +33,8 @@ EXIT_OK, EXIT_FAILED = 0, 1
 LISTED = 10  # items of a list the text report names before "... and N more"
 
 
-def add_ranger_command(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
-                       forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    p = sub.add_parser("ranger", help="evaporate heat, tend links, refresh Landmarks, report health")
+def ranger_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                     forest_of: Callable[[argparse.Namespace], Path]) -> None:
     forest_arg(p)
     p.add_argument("--every", type=float, metavar="SECONDS", help="run a cycle every SECONDS until SIGTERM")
     p.add_argument("--dry-run", action="store_true", help="report what a cycle would change, change nothing")

@@ -26,58 +26,69 @@ if TYPE_CHECKING:  # imported when a command runs: `vine --help` builds the pars
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def add_read_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
-                      forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    """Register the read commands on the ``vine`` subparsers."""
-    def command(name: str, help_text: str, call: Callable[[Vine, argparse.Namespace], dict[str, Any]],
-                show: Callable[[dict[str, Any]], str]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text)
-        forest_arg(p)
-        p.add_argument("--json", action="store_true", help="print the exact response (compact JSON)")
-        p.set_defaults(func=lambda args: _run(args, forest_of, call, show))
-        return p
+Adder = Callable[[argparse.ArgumentParser], None]
+Forest = Callable[[argparse.Namespace], Path]
 
-    p = command("locate", "ranked entry points for a question (title, aliases, tags, summary)",
-                lambda v, a: v.locate(a.query, k=a.k, scope=a.scope, type_filter=a.type), show_locate)
+
+# each adds one read command's arguments to its parser (``cli.COMMANDS`` names it, with its help line)
+def _read_command(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest,
+                  call: Callable[[Vine, argparse.Namespace], dict[str, Any]],
+                  show: Callable[[dict[str, Any]], str]) -> None:
+    forest_arg(p)
+    p.add_argument("--json", action="store_true", help="print the exact response (compact JSON)")
+    p.set_defaults(func=lambda args: _run(args, forest_of, call, show))
+
+
+def locate_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of,
+                  lambda v, a: v.locate(a.query, k=a.k, scope=a.scope, type_filter=a.type), show_locate)
     p.add_argument("query")
     p.add_argument("--k", type=int, default=5, help="how many entry points (default 5)")
     p.add_argument("--scope", default="all", help="all | branches | bananas")
     p.add_argument("--type", action="append", help="only this node type (repeatable)")
 
-    p = command("look", "the digest of one node: what it is, its edges, what a pick costs",
-                lambda v, a: v.look(a.id, fields=_names(a.fields)), show_look)
+
+def look_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of, lambda v, a: v.look(a.id, fields=_names(a.fields)), show_look)
     p.add_argument("id")
     p.add_argument("--fields", help="comma-separated fields, e.g. summary,stats")
 
-    p = command("move", "neighbours along typed edges, or a branch's children (--rel children)",
-                lambda v, a: v.move(a.id, rel=a.rel, direction=a.direction), show_move)
+
+def move_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of, lambda v, a: v.move(a.id, rel=a.rel, direction=a.direction), show_move)
     p.add_argument("id")
     p.add_argument("--rel", help="one relation, or 'children'")
     p.add_argument("--direction", default="out", help="out | in | both (default out)")
 
-    p = command("scan", "a branch's children filtered by passport fields (catalog only)",
-                lambda v, a: v.scan(a.parent, filter=_filter(a.filter), fields=_names(a.fields),
-                                    recursive=a.recursive, limit=a.limit), show_scan)
+
+def scan_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of,
+                  lambda v, a: v.scan(a.parent, filter=_filter(a.filter), fields=_names(a.fields),
+                                      recursive=a.recursive, limit=a.limit), show_scan)
     p.add_argument("parent", help="a branch id (sales/_index) or its folder (sales)")
     p.add_argument("--filter", help='JSON, e.g. \'{"type": "dataset", "tags_any": ["sales"]}\'')
     p.add_argument("--fields", help="comma-separated fields (default type,title,summary)")
     p.add_argument("--recursive", action="store_true", help="the whole subtree, not only direct children")
     p.add_argument("--limit", type=int, default=50)
 
-    p = command("pick", "a node's whole body, or one section of it",
-                lambda v, a: v.pick(a.id, section=a.section), show_pick)
+
+def pick_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of, lambda v, a: v.pick(a.id, section=a.section), show_pick)
     p.add_argument("id")
     p.add_argument("--section", help="a header of the body (any level, any case)")
 
-    p = command("sniff", "literal search of bodies (case and accents ignored), with the matching lines",
-                lambda v, a: v.sniff(a.terms, scope=a.scope, k=a.k, type_filter=a.type), show_sniff)
+
+def sniff_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of,
+                  lambda v, a: v.sniff(a.terms, scope=a.scope, k=a.k, type_filter=a.type), show_sniff)
     p.add_argument("terms", nargs="+", help="1-8 literal strings of at least 2 characters")
     p.add_argument("--scope", help="a branch (its subtree) or one node id")
     p.add_argument("--k", type=int, default=5, help="how many nodes (default 5)")
     p.add_argument("--type", action="append", help="only this node type (repeatable)")
 
-    p = command("harvest", "locate and sniff fused, each node with its evidence (no model)",
-                lambda v, a: v.harvest(a.query, terms=a.term, k=a.k), show_harvest)
+
+def harvest_arguments(p: argparse.ArgumentParser, forest_arg: Adder, forest_of: Forest) -> None:
+    _read_command(p, forest_arg, forest_of, lambda v, a: v.harvest(a.query, terms=a.term, k=a.k), show_harvest)
     p.add_argument("query")
     p.add_argument("--term", action="append", help="a literal string to sniff for (repeatable; default: "
                                                    "the query's content words)")

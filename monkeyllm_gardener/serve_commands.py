@@ -25,9 +25,8 @@ from .cli import UsageError
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def add_serve_command(sub: Any) -> None:
-    """Register ``vine serve`` on the ``vine`` subparsers."""
-    p = sub.add_parser("serve", help="serve a forest (or a folder of forests) over MCP: stdio or streamable HTTP")
+def serve_arguments(p: argparse.ArgumentParser, forest_arg: Any, forest_of: Any) -> None:
+    """The arguments of ``vine serve`` (``cli.COMMANDS``): its own ``--forest``, beside ``--root``."""
     p.add_argument("--forest", help="the forest directory to serve")
     p.add_argument("--root", help="a folder whose forests are all served; each tool then takes `forest`")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",

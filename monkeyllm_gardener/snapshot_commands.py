@@ -25,10 +25,9 @@ from monkeyllm_core import VineError
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def add_snapshot_commands(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
-                          forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    """Register ``vine snapshot`` and its two verbs on the ``vine`` subparsers."""
-    snapshot = sub.add_parser("snapshot", help="back a forest up as one file (a git bundle), or restore one")
+def snapshot_arguments(snapshot: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                       forest_of: Callable[[argparse.Namespace], Path]) -> None:
+    """The two verbs of ``vine snapshot`` and their arguments (``cli.COMMANDS``)."""
     verbs = snapshot.add_subparsers(dest="snapshot_command", required=True)
 
     p = verbs.add_parser("create", help="write a git bundle of the whole history (and a payload sidecar)")

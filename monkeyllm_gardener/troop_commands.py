@@ -21,9 +21,8 @@ from typing import Any, Callable
 EXIT_OK, EXIT_EXHAUSTED = 0, 1
 
 
-def add_troop_command(sub: Any, forest_arg: Callable[[argparse.ArgumentParser], None],
-                      forest_of: Callable[[argparse.Namespace], Path]) -> None:
-    p = sub.add_parser("troop", help="several model navigators hunt one question; a judge writes the answer")
+def troop_arguments(p: argparse.ArgumentParser, forest_arg: Callable[[argparse.ArgumentParser], None],
+                    forest_of: Callable[[argparse.Namespace], Path]) -> None:
     p.add_argument("question")
     forest_arg(p)
     p.add_argument("--n", type=int, default=3, help="how many foragers (default 3, at most 10)")

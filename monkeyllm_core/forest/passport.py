@@ -10,16 +10,23 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from ..errors import VineError
 
-try:  # libyaml is ~9x faster than the pure-Python loader/dumper
-    _Loader = yaml.CSafeLoader
-    _Dumper = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader  # type: ignore[misc]
-    _Dumper = yaml.SafeDumper  # type: ignore[misc]
+_PYYAML: tuple[Any, Any, Any] | None = None  # (yaml, its Loader, its Dumper), once imported
+
+
+def _pyyaml() -> tuple[Any, Any, Any]:
+    """PyYAML with the safe loader and dumper, imported by the first parse or render:
+    its import compiles the pure-Python reader's and resolver's patterns (about 20 ms),
+    which a command that opens a forest and writes nothing (a no-change sync) never needs."""
+    global _PYYAML
+    if _PYYAML is None:
+        import yaml
+        try:  # libyaml is ~9x faster than the pure-Python loader/dumper
+            _PYYAML = (yaml, yaml.CSafeLoader, yaml.CSafeDumper)
+        except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+            _PYYAML = (yaml, yaml.SafeLoader, yaml.SafeDumper)
+    return _PYYAML
 
 KEY_ORDER = (
     "id", "type", "title", "summary", "created", "updated", "tags", "links",
@@ -78,8 +85,9 @@ def split_node(text: str, *, where: str = "node") -> tuple[str, str]:
 
 
 def _load_frontmatter(yaml_text: str, where: str) -> dict[str, Any]:
+    yaml, loader, _dumper = _pyyaml()
     try:
-        data = yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
+        data = yaml.load(yaml_text, Loader=loader) if yaml_text.strip() else {}
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date like 2026-13-45
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 2}" if mark is not None else ""
@@ -112,7 +120,8 @@ def render_frontmatter(frontmatter: dict[str, Any]) -> str:
 
 
 def _dump(mapping: dict[str, Any]) -> str:
-    return yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+    yaml, _loader, dumper = _pyyaml()
+    return yaml.dump(mapping, Dumper=dumper, sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=1_000_000)
 
 
@@ -192,9 +201,11 @@ def _render_from_fragments(frontmatter: dict[str, Any], where: str) -> tuple[str
 
 def yaml_dump(data: Any) -> str:
     """Safe YAML for config files, in the same style as passports."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+    yaml, _loader, dumper = _pyyaml()
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=1_000_000)
 
 
 def yaml_load(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)
+    yaml, loader, _dumper = _pyyaml()
+    return yaml.load(text, Loader=loader)

@@ -37,20 +37,15 @@ from .catalog_reads import not_found
 from .context import DEFAULT_ALPHA, ReadContext
 from .contract import tokens_of
 from .freshness import CatalogFreshness, record as record_freshness
-from .heat import HeatStore
-from .locate import locate as locate_call
-from .look import look as look_call
-from .move import move as move_call
-from .pick import pick as pick_call
-from .ranger_settings import HeatSettings
-from .scan import scan as scan_call
-from .body_index import BodyIndex
-from .harvest import harvest as harvest_call
-from .sniff import sniff as sniff_call
-from .sessions import DEPOSIT, Session, session_id_from_env
 
 if TYPE_CHECKING:
     from ..vine import Vine
+    from .body_index import BodyIndex
+    from .sessions import Session
+
+# The primitives, the heat store and the sessions are imported by the calls that
+# use them: every ``Vine`` is a ``ReadFacade``, and a writer that never reads
+# (a no-change sync) must not pay for the read engine's modules.
 
 MAX_CLIENTS = 1000  # client sessions one served Vine remembers
 
@@ -63,27 +58,32 @@ class ReadFacade:
     def locate(self, query: str, k: int = 5, scope: str = "all",
                type_filter: str | Iterable[str] | None = None) -> dict[str, Any]:
         """Ranked entry points for a question, from curated metadata (800 tokens)."""
+        from .locate import locate as locate_call
         return self._read_call("locate", {"query": query, "k": k, "scope": scope, "type_filter": type_filter},
                                None, lambda ctx: locate_call(ctx, query, k=k, scope=scope, type_filter=type_filter))
 
     def look(self, id: str, fields: Iterable[str] | None = None) -> dict[str, Any]:  # noqa: A002 (primitives.md)
         """The digest of one node: what it is, what it links to, what a pick costs (500 tokens)."""
+        from .look import look as look_call
         return self._read_call("look", {"id": id, "fields": fields}, id, lambda ctx: look_call(ctx, id, fields))
 
     def move(self, id: str, rel: str | None = None, direction: str = "out") -> dict[str, Any]:  # noqa: A002
         """Neighbours along typed edges, or a branch's children with rel='children' (600 tokens)."""
+        from .move import move as move_call
         return self._read_call("move", {"id": id, "rel": rel, "direction": direction}, id,
                                lambda ctx: move_call(ctx, id, rel=rel, direction=direction))
 
     def scan(self, parent_id: str, filter: dict[str, Any] | None = None,  # noqa: A002
              fields: Iterable[str] | None = None, recursive: bool = False, limit: int = 50) -> dict[str, Any]:
         """A branch's children filtered by passport fields, from the catalog alone (800 tokens)."""
+        from .scan import scan as scan_call
         args = {"parent_id": parent_id, "filter": filter, "fields": fields, "recursive": recursive, "limit": limit}
         return self._read_call("scan", args, parent_id, lambda ctx: scan_call(
             ctx, parent_id, filter=filter, fields=fields, recursive=recursive, limit=limit))
 
     def pick(self, id: str, section: str | None = None) -> dict[str, Any]:  # noqa: A002
         """The whole body, or one section; over 4000 tokens the outline and a hint instead."""
+        from .pick import pick as pick_call
         return self._read_call("pick", {"id": id, "section": section}, id,
                                lambda ctx: pick_call(ctx, id, section=section))
 
@@ -97,6 +97,9 @@ class ReadFacade:
     def harvest(self, query: str, terms: Sequence[str] | None = None, k: int = 3) -> dict[str, Any]:
         """locate and sniff fused (RRF), each node with its evidence attached (4000 tokens).
         What it returns warms its trail in this session, as a pick does."""
+        from .harvest import harvest as harvest_call
+        from .locate import locate as locate_call
+
         def run(ctx: ReadContext) -> dict[str, Any]:
             # the inner calls are parts of this one call: not traced on their own, and
             # the body index brought up to date once for all of them
@@ -115,6 +118,7 @@ class ReadFacade:
 
     def _sniff(self, ctx: ReadContext, terms: Sequence[str] | str, *, scope: str | None, k: int,
                type_filter: str | Iterable[str] | None) -> dict[str, Any]:
+        from .sniff import sniff as sniff_call
         return sniff_call(self._body_index(), terms, scope=scope, k=k, type_filter=type_filter,
                           heat_of=ctx.heat_of, alpha=ctx.alpha, types=self.dialect.types)
 
@@ -124,6 +128,7 @@ class ReadFacade:
         state = _state(self)
         index = state.get("bodies")
         if index is None:
+            from .body_index import BodyIndex
             index = state["bodies"] = BodyIndex(self.root, self.catalog)
             weakref.finalize(self, index.close)
         elif index.catalog is not self.catalog:
@@ -214,6 +219,7 @@ class ReadFacade:
         outcome = session.close(success, list(answer_nodes), self._linked, calls=calls)
         state = _state(self)
         client = state.get("client")
+        from .sessions import Session
         fresh = Session(self.root, state["heat"])
         if client is None:
             state["session"] = fresh
@@ -238,6 +244,7 @@ class ReadFacade:
         state = _state(self)
         clients: OrderedDict[str, Session] = state.setdefault("clients", OrderedDict())
         if client not in clients:
+            from .sessions import Session
             clients[client] = Session(self.root, state["heat"], heat_scope=heat_scope)
             while len(clients) > MAX_CLIENTS:
                 clients.popitem(last=False)
@@ -254,6 +261,7 @@ class ReadFacade:
         reinforce before create), persistent like a successful hunt's, with no commit."""
         targets = [link["target"] for link in fortified if isinstance(link.get("target"), str)]
         if targets:
+            from .sessions import DEPOSIT
             self.read_session().heat.deposit([node_id, *targets], DEPOSIT)
 
     def _close_reads(self) -> None:
@@ -272,6 +280,9 @@ class ReadFacade:
         ``heat_of``, ``deposit_session``, ``trace``."""
         state = _state(self)
         if "session" not in state:
+            from .heat import HeatStore
+            from .ranger_settings import HeatSettings
+            from .sessions import Session, session_id_from_env
             heat = HeatStore(self.root, HeatSettings.load(self.root))
             weakref.finalize(self, heat.close)
             state["heat"] = heat

@@ -129,8 +129,7 @@ class Committer:
         self.root = root
         self.repo = repo or gitrepo.writable_repo(root)  # .git may be a file: git says where things are
         self.ref = head_ref(self.repo)
-        name, email = identity(root)
-        self._who = f"{name} <{email}>".encode()
+        self._who: bytes | None = None  # the author, asked of git at the first commit (a writer may make none)
         self._pack_dir = self.repo.pack_dir
         self._pack: PackWriter | None = None
         self._reader: _ObjectReader | None = None
@@ -173,6 +172,9 @@ class Committer:
         return self._commit(message, changes)
 
     def _commit(self, message: str, changes: dict[str, bytes | None]) -> str:
+        if self._who is None:
+            name, email = identity(self.root)
+            self._who = f"{name} <{email}>".encode()
         blob_ids: dict[str, str] = {}
         try:
             pack = self._open_pack()

@@ -29,8 +29,6 @@ are opened non-inheritable, and exec closes them.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -70,6 +68,8 @@ os.register_at_fork(after_in_child=_drop_guarded_in_child)
 def _prctl():  # pragma: no cover - platform probing
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here, in the worker that asks: ctypes.util costs every writer ~10 ms to import
+    import ctypes.util
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
     except (OSError, AttributeError):

@@ -80,11 +80,12 @@ def recover(journal: Journal, files: TextFiles) -> bool:
     return True
 
 
-def catalog_is_stale(catalog: Catalog, root: Path) -> bool:
-    """Whether the catalog was built for another commit than HEAD (a reset, a pull,
-    a commit made by hand): then the writer rebuilds it from the files."""
+def catalog_is_stale(catalog: Catalog, head: str | None) -> bool:
+    """Whether the catalog was built for another commit than ``head`` (HEAD, as the
+    writer found it: a reset, a pull, a commit made by hand moved it): then the
+    writer rebuilds it from the files."""
     row = catalog.db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
-    return row is None or row[0] != gitstore.head_commit(root)
+    return row is None or row[0] != head
 
 
 def _journalled_payloads(entry: Mapping[str, Any]) -> list[str]:

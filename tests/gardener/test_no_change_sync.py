@@ -10,8 +10,10 @@ makes the next sync ask the host again.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +21,24 @@ import pytest
 import yaml
 
 from cli_helpers import Result, git, snapshot
+from monkeyllm_gardener.config_memory import CONFIG_MEMORY_PATH, SETTLED_SECONDS
 
+# the modules that add the other commands' arguments: a command imports its own alone
+COMMAND_MODULES = ("monkeyllm_gardener.read_commands", "monkeyllm_gardener.snapshot_commands",
+                   "monkeyllm_gardener.serve_commands", "monkeyllm_gardener.keys_commands",
+                   "monkeyllm_gardener.ranger_commands", "monkeyllm_gardener.troop_commands",
+                   "monkeyllm_gardener.canopy_commands")
 # what a run that converts nothing must not load: the plugin host and its
 # discovery, the converters and their readers, the worker stage, the process
 # pool, a model client, the progress bar
 NOT_FOR_A_NO_CHANGE_SYNC = ("pluggy", "importlib.metadata", "monkeyllm_plugins", "monkeyllm_gardener.host.plugin_host",
                             "monkeyllm_gardener.worker", "monkeyllm_gardener.kit.sheets", "concurrent.futures.process",
                             "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich",
-                            "asyncio", "numpy")
-# `vine --help` builds the parser alone: not the engine, not the pipeline
+                            "asyncio", "numpy", *COMMAND_MODULES)
+# `vine --help` lists the commands: not the engine, not the pipeline, no command's module
 NOT_FOR_HELP = ("monkeyllm_core.vine", "monkeyllm_core.read", "monkeyllm_gardener.pipeline", "yaml", "sqlite3",
-                "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy")
+                "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy",
+                "monkeyllm_core.errors", "typing", "json", *COMMAND_MODULES)
 HOST_MEMORY = "_derived/gardener-host.json"
 
 
@@ -140,3 +149,38 @@ def test_a_plugin_installed_since_is_asked_about_the_unsupported_file(
     _again, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json",
                                           env={"PYTHONPATH": str(site)})
     assert "pluggy" in modules
+
+
+def test_a_settled_config_is_read_without_pyyaml_and_an_edit_is_seen_at_once(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    forest, _export, _ = adopted
+    memory, config = forest / CONFIG_MEMORY_PATH, forest / "_meta/gardener.yaml"
+    # a config changed "just now" (here: dated in the future) is parsed and not
+    # remembered: an edit in the same clock tick as the parse could keep its stat
+    os.utime(config, (time.time() + 60, time.time() + 60))
+    vine_cli.sync(forest, expect=1)
+    assert not memory.exists()
+    os.utime(config, (time.time() - 60, time.time() - 60))
+    time.sleep(SETTLED_SECONDS + 0.2)  # its ctime too (which only the clock moves)
+    parsed = vine_cli.sync(forest, expect=1)  # parses it, and remembers it now
+    remembered, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
+    assert loaded(modules, ("yaml",)) == []
+    assert remembered.stdout == parsed.stdout and memory.exists()
+
+    config.write_text(config.read_text(encoding="utf-8") + "ignore:\n- '*.qqq'\n", encoding="utf-8")
+    edited, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
+    assert "yaml" in modules
+    assert edited.json()["unsupported"] == [] and remembered.json()["unsupported"] != []
+
+
+def test_a_config_json_cannot_carry_is_parsed_every_time(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    forest, _export, _ = adopted
+    config = forest / "_meta/gardener.yaml"
+    # a date (not JSON) under a key nothing reads: named in the warnings, never remembered
+    config.write_text(config.read_text(encoding="utf-8") + "since: 2026-01-05\n", encoding="utf-8")
+    time.sleep(SETTLED_SECONDS + 0.2)
+    for _ in range(2):
+        report, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
+        assert "yaml" in modules and not (forest / CONFIG_MEMORY_PATH).exists()
+        assert any("unknown key 'since'" in w for w in report.json()["warnings"])

@@ -41,7 +41,7 @@ def _orders_csv(tmp_path: Path) -> SourceFile:
     csv.parent.mkdir()
     csv.write_text("id,total\n1,2.5\n2,4\n3,1\n", encoding="utf-8")
     st = csv.stat()
-    return SourceFile(rel="orders.csv", path=csv, size=st.st_size, mtime=st.st_mtime)
+    return SourceFile(rel="orders.csv", location=str(csv), size=st.st_size, mtime=st.st_mtime)
 
 
 def test_a_dataset_request_carries_the_worker_stage_count_beside_the_passport(tmp_path: Path) -> None:
