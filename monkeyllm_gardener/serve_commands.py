@@ -70,6 +70,7 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
     import anyio
 
     from .serve.mcp_server import build_mcp_server
+    from .serve.stdio_transport import run_stdio
     server = build_mcp_server(forests, answer_model)
 
     async def serve() -> None:
@@ -82,7 +83,7 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
                         return
             await group.start(stop_on_signal)  # said once a signal can stop it cleanly
             _say(f"serving {_what(forests)} over MCP stdio" + (" (read-only)" if forests.readonly else ""))
-            await server.run_stdio_async()  # returns when the client closes stdin
+            await run_stdio(server)  # returns when the client closes stdin
             group.cancel_scope.cancel()
 
     try:
