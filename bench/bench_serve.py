@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                     + _mcp_cells(rows[kind], median_ms(walls)) + f" {cpu / count * 1000:.2f} ms | "
                     + _cpu_cell(rows[kind]) + " |")
             if before_rows:
-                line += " " + _mcp_cells(before_rows[kind], median_ms(walls)) + " " + _cpu_cell(before_rows[kind]) + " |"
+                line += f" {_mcp_cells(before_rows[kind], median_ms(walls))} {_cpu_cell(before_rows[kind])} |"
             print(line)
         print(f"| SDK floor: a constant tool ({len(floor_row[0])} calls) | | {median_ms(floor_row[0]):.2f} ms | | | "
               f"{_cpu_cell(floor_row)} |" + (" | | |" if before_rows else ""))

@@ -1,9 +1,10 @@
 """``vine serve``: a forest (``--forest DIR``) or a folder of forests (``--root DIR``)
 for agents, over MCP on stdio (the default) or streamable HTTP.
 
-Over stdio the SDK keeps stdout for the protocol alone (file descriptor 1 points
-at stderr while it serves, so a stray print or a child process cannot corrupt
-it); everything this command says goes to stderr. Over HTTP the server binds
+Over stdio (``serve.stdio_transport``, on the event loop) stdout is kept for the
+protocol alone (file descriptor 1 points at stderr while it serves, so a stray
+print or a child process cannot corrupt it); everything this command says goes
+to stderr. Over HTTP the server binds
 loopback only until keys exist: a non-loopback ``--host`` is refused in one line.
 
 Ctrl-C and SIGTERM stop either transport cleanly: the calls already queued on a
