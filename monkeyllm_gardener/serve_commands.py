@@ -1,9 +1,10 @@
 """``vine serve``: a forest (``--forest DIR``) or a folder of forests (``--root DIR``)
 for agents, over MCP on stdio (the default) or streamable HTTP.
 
-Over stdio the SDK keeps stdout for the protocol alone (file descriptor 1 points
-at stderr while it serves, so a stray print or a child process cannot corrupt
-it); everything this command says goes to stderr. Over HTTP the server binds
+Over stdio (``serve.stdio_transport``, on the event loop) stdout is kept for the
+protocol alone (file descriptor 1 points at stderr while it serves, so a stray
+print or a child process cannot corrupt it); everything this command says goes
+to stderr. Over HTTP the server binds
 loopback only until keys exist: a non-loopback ``--host`` is refused in one line.
 
 Ctrl-C and SIGTERM stop either transport cleanly: the calls already queued on a
@@ -69,6 +70,7 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
     import anyio
 
     from .serve.mcp_server import build_mcp_server
+    from .serve.stdio_transport import run_stdio
     server = build_mcp_server(forests, answer_model)
 
     async def serve() -> None:
@@ -81,7 +83,7 @@ def _serve_stdio(forests: Any, answer_model: Any) -> int:
                         return
             await group.start(stop_on_signal)  # said once a signal can stop it cleanly
             _say(f"serving {_what(forests)} over MCP stdio" + (" (read-only)" if forests.readonly else ""))
-            await server.run_stdio_async()  # returns when the client closes stdin
+            await run_stdio(server)  # returns when the client closes stdin
             group.cancel_scope.cancel()
 
     try:
