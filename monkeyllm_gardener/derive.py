@@ -17,7 +17,8 @@ counts as one sentence and gets a period.
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from itertools import islice
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from monkeyllm_core.forest.summary_contract import (
     SUMMARY_MAX_CHARS,
@@ -60,17 +61,20 @@ _PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded objec
 _MAX_BLOCK_CHARS = 2_000
 
 
-def _prose_blocks(markdown: str) -> list[str]:
-    """Paragraphs and list items of plain prose, in order, inline markdown stripped."""
-    blocks: list[str] = []
+def _prose_blocks(markdown: str) -> Iterator[str]:
+    """Paragraphs and list items of plain prose, in order, inline markdown stripped.
+
+    A generator: a block is final once yielded (what follows it never changes it),
+    and a summary needs the first few sentences only, so ``derive_summary`` stops
+    reading a long note after its opening paragraphs."""
     current: list[str] = []
 
-    def flush() -> None:
+    def flush() -> Iterator[str]:
         if current:
             text = strip_inline_markdown(" ".join(current)[:_MAX_BLOCK_CHARS])
-            if text:
-                blocks.append(text)
             current.clear()
+            if text:
+                yield text
 
     opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
     lines = opening.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -87,7 +91,7 @@ def _prose_blocks(markdown: str) -> list[str]:
         line = line[:_MAX_LINE_CHARS]
         fence_match = _FENCE.match(line)
         if fence_match:
-            flush()
+            yield from flush()
             fence = fence_match.group(1)[0] * 3
             continue
         next_line = lines[index + 1][:_MAX_LINE_CHARS] if index + 1 < len(lines) else ""
@@ -102,20 +106,19 @@ def _prose_blocks(markdown: str) -> list[str]:
             or _PLACEHOLDER_LINE.match(line)
             or _is_link_only(_LIST_MARKER.sub("", line))
         ):
-            flush()
+            yield from flush()
             continue
         if _SETEXT_UNDERLINE.match(next_line) and next_line.strip() and current == []:
             continue  # a setext heading's text line
         if _TABLE_SEPARATOR.match(next_line):
-            flush()
+            yield from flush()
             continue  # a table header row written without a leading pipe
         line = _QUOTE_MARKER.sub("", line)
         if _LIST_MARKER.match(line):
-            flush()
+            yield from flush()
             line = _LIST_MARKER.sub("", line)
         current.append(line.strip())
-    flush()
-    return blocks
+    yield from flush()
 
 
 def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
@@ -146,8 +149,7 @@ def _is_link_only(line: str) -> bool:
     return found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None
 
 
-def _sentences(blocks: Sequence[str]) -> list[str]:
-    sentences: list[str] = []
+def _sentences(blocks: Iterable[str]) -> Iterator[str]:
     for block in blocks:
         for piece in _SENTENCE_END.split(block):
             piece = piece.strip()
@@ -156,8 +158,7 @@ def _sentences(blocks: Sequence[str]) -> list[str]:
             if piece[-1] not in ".!?…" and not (piece[-1] in "\"'”’)]" and piece.rstrip("\"'”’)]")[-1:] in ".!?…"):
                 piece = piece.rstrip(":;,—–- ") + "."
             if len(piece) > 1:
-                sentences.append(piece)
-    return sentences
+                yield piece
 
 
 def _drop_boilerplate(sentence: str) -> str:
@@ -203,17 +204,16 @@ def title_sentence(title: str, kind_hint: str = "note") -> str:
 def derive_summary(markdown: str, *, title: str, kind_hint: str = "note") -> str:
     """A summary from the opening sentences of ``markdown`` (see the module docstring);
     ``title_sentence(title, kind_hint)`` when the text has no usable prose."""
+    # Read lazily: the text after the last sentence the summary can hold is never scanned.
     sentences = _sentences(_prose_blocks(markdown))
-    while sentences:
-        first = _drop_boilerplate(sentences[0])
+    for sentence in sentences:
+        first = _drop_boilerplate(sentence)
         if len(first) > 1 and any(ch.isalnum() for ch in first):
-            sentences[0] = first
             break
-        sentences.pop(0)
-    if not sentences:
+    else:
         return title_sentence(title, kind_hint)
-    summary = cut_at_word(sentences[0])
-    for sentence in sentences[1:SUMMARY_MAX_SENTENCES]:
+    summary = cut_at_word(first)
+    for sentence in islice(sentences, SUMMARY_MAX_SENTENCES - 1):
         candidate = f"{summary} {sentence}"
         if len(candidate) > SUMMARY_MAX_CHARS:
             break

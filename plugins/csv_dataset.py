@@ -32,7 +32,7 @@ from monkeyllm_gardener.kit import (
     is_blank_file,
     repair_headers,
     table_name_from,
-    text_converters,
+    text_row_converter,
     unique_name,
     wide_table_schema,
 )
@@ -70,12 +70,11 @@ class CsvRows:
         padding: list[str | None] = [None] * width
         start, stop = self.start, width if self.stop is None else self.stop
         whole = start == 0 and stop == width
-        converters = text_converters(self.column_types)
+        convert = text_row_converter(self.column_types)
         for record in _data_records(self.path, self.encoding, self.delimiter, self.single_column):
             if len(record) != width:
                 record = (record + padding[len(record):])[:width]
-            cells = record if whole else record[start:stop]
-            yield tuple([convert(cell) for convert, cell in zip(converters, cells)])
+            yield convert(record if whole else record[start:stop])
 
 
 @dataclass(kw_only=True)

@@ -32,11 +32,11 @@ from monkeyllm_gardener.kit import (
     NumberToken,
     SqlType,
     TypeTracker,
-    convert_value,
     decimal_notes,
     read_text,
     repair_headers,
     table_name_from,
+    value_converters,
     wide_table_schema,
 )
 
@@ -53,8 +53,11 @@ class JsonRows:
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         records, _ = _parse(self.path)
+        keys = self.keys
+        converters = value_converters(self.column_types)  # each column's rule, looked up once
         for record in records:
-            yield _row(record, self.keys, self.column_types)
+            get = record.get
+            yield tuple([convert(_cell(get(key))) for key, convert in zip(keys, converters)])
 
 
 class JsonConverter:
@@ -105,10 +108,6 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
             f"JSON nested too deeply to read in {path.name}; flatten it or split the file"
         ) from None
     return data, _ParseNotes(encoding_warning=encoding_warning, duplicate_keys=duplicates)
-
-
-def _row(record: dict[str, Any], keys: tuple[str, ...], types: tuple[SqlType, ...]) -> tuple:
-    return tuple(convert_value(_cell(record.get(key)), kind) for key, kind in zip(keys, types))
 
 
 def _cell(value: Any) -> Any:

@@ -68,20 +68,27 @@ class _DateProblems:
     count: int = 0
 
 
-def cell_value(cell: Any, datemode: int, problems: _DateProblems) -> Any:
-    """One xlrd cell as a Python value (None, int, float, str, bool, date/time)."""
-    import xlrd
+def row_values(sheet: Any, index: int, datemode: int, problems: _DateProblems) -> list[Any]:
+    """Row ``index`` (0-based) of an xlrd sheet as Python values (``typed_value``),
+    read from xlrd's type and value arrays: no ``Cell`` object per cell."""
+    return [typed_value(kind, value, datemode, problems)
+            for kind, value in zip(sheet.row_types(index), sheet.row_values(index))]
 
-    kind, value = cell.ctype, cell.value
-    if kind in (_CELL_EMPTY, _CELL_BLANK):
-        return None
+
+def typed_value(kind: int, value: Any, datemode: int, problems: _DateProblems) -> Any:
+    """A cell of xlrd type ``kind`` holding ``value`` as a Python value (None, int,
+    float, str, bool, date/time)."""
     if kind == _CELL_TEXT:
         return value
+    if kind in (_CELL_EMPTY, _CELL_BLANK):
+        return None
     if kind == _CELL_BOOLEAN:
         return bool(value)
     if kind == _CELL_ERROR:
+        import xlrd
         return xlrd.error_text_from_code.get(value, f"#ERROR{value}")
     if kind == _CELL_DATE:
+        import xlrd
         try:
             if 0 <= value < 1:
                 stamp = xlrd.xldate_as_datetime(value, datemode)
@@ -99,7 +106,7 @@ def cell_value(cell: Any, datemode: int, problems: _DateProblems) -> Any:
 
 def _sheet_values(sheet: Any, datemode: int, problems: _DateProblems) -> Iterator[list[Any]]:
     for index in range(sheet.nrows):
-        yield [cell_value(cell, datemode, problems) for cell in sheet.row(index)]
+        yield row_values(sheet, index, datemode, problems)
 
 
 def _open_book(path: Path, *, formatting_info: bool, log: io.StringIO) -> Any:
@@ -146,9 +153,9 @@ class XlsSheetRows:
             sheet = book.sheet_by_index(self.sheet_index)
             problems = _DateProblems()
             last = min(self.plan.last_row, sheet.nrows)
+            render = self.plan.renderer()
             for index in range(self.plan.data_start - 1, last):  # 0-based row indexes
-                row = [cell_value(cell, book.datemode, problems) for cell in sheet.row(index)]
-                rendered = self.plan.render(row)
+                rendered = render(row_values(sheet, index, book.datemode, problems))
                 if rendered is not None:
                     yield rendered
         finally:

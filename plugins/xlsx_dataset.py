@@ -157,8 +157,9 @@ class CachedSheetRows:
 
 def _rendered(plan: SheetPlan, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[Any, ...]]:
     """The data rows among ``rows`` (already cut to the plan's), as written to SQLite."""
+    render = plan.renderer()
     for row in rows:
-        rendered = plan.render(row)
+        rendered = render(row)
         if rendered is not None:
             yield rendered
 

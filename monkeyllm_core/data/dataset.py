@@ -158,14 +158,17 @@ class _RowFeed:
         self.count = 0
 
     def __iter__(self) -> Iterator[Sequence[Any]]:
+        width = self.width
         for row in self.rows:
             self.count += 1
-            if isinstance(row, (str, bytes, bytearray, Mapping)) or not isinstance(row, Sequence):
+            # a tuple or a list (what every converter yields) skips the ABC checks
+            if (type(row) is not tuple and type(row) is not list) and (
+                    isinstance(row, (str, bytes, bytearray, Mapping)) or not isinstance(row, Sequence)):
                 raise _schema_error(
                     f"table {self.table}, row {self.count}: a row must be a list of values, got {type(row).__name__}",
                     f"Give each row as a list of {self.width} value(s) in column order.",
                 )
-            if len(row) != self.width:
+            if len(row) != width:
                 raise _schema_error(
                     f"table {self.table}, row {self.count} has {len(row)} value(s), the table has {self.width} column(s)",
                     "Give every row exactly one value per declared column, in column order (None for empty).",

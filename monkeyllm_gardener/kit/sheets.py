@@ -59,7 +59,7 @@ import datetime as dt
 from bisect import bisect_left
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from monkeyllm_gardener.chatter import bounded_lines
 from monkeyllm_gardener.conversion import Conversion, ConversionError
@@ -142,11 +142,25 @@ class SheetPlan:
 
     def render(self, row: Sequence[Any]) -> tuple[Any, ...] | None:
         """One data row as written to SQLite, or None for an empty row."""
-        window = list(row[self.first_col : self.first_col + self.width])
-        if all(is_empty_cell(value) for value in window):
-            return None
-        window.extend([None] * (self.width - len(window)))
-        return tuple(write_cell(value, column) for value, column in zip(window, self.columns))
+        return self.renderer()(row)
+
+    def renderer(self) -> Callable[[Sequence[Any]], tuple[Any, ...] | None]:
+        """``render``, with each column's writer chosen once: for a loop over the rows."""
+        start, stop, width = self.first_col, self.first_col + self.width, self.width
+        writers = tuple(cell_writer(column) for column in self.columns)
+
+        def render(row: Sequence[Any]) -> tuple[Any, ...] | None:
+            window = row[start:stop]
+            for value in window:
+                if value is not None and value != "":  # not is_empty_cell
+                    break
+            else:
+                return None
+            if len(window) < width:
+                window = [*window, *[None] * (width - len(window))]
+            return tuple([write(value) for write, value in zip(writers, window)])
+
+        return render
 
     def data_rowid(self, row: int) -> int | None:
         """The rowid the sheet's row ``row`` gets in the table (rows are inserted in
@@ -162,6 +176,24 @@ class SheetPlan:
         """The table column holding the sheet's 1-based ``column``, if any."""
         offset = column - 1 - self.first_col
         return self.names[offset] if 0 <= offset < self.width else None
+
+
+def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
+    """``write_cell(value, column)`` as a function of the value: a value that already
+    has the column's stored type (an int in an INTEGER column, a float in a REAL one,
+    a non-empty str in a TEXT one) is stored as it is, anything else takes
+    ``write_cell``'s rules."""
+    if column.sql_type == "TEXT":
+        def write_text(value: Any) -> Any:
+            if type(value) is str:
+                return value or None  # "" is an empty cell
+            return write_cell(value, column)
+        return write_text
+    stored = int if column.sql_type == "INTEGER" else float
+
+    def write_number(value: Any) -> Any:
+        return value if type(value) is stored else write_cell(value, column)
+    return write_number
 
 
 def write_cell(value: Any, column: ColumnPlan) -> Any:

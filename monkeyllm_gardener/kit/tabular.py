@@ -4,7 +4,7 @@ dataset schema (split when wider than a table may be).
 A converter that turns rows of text (CSV, TSV, a log) or of typed values (JSON, a
 workbook) into a ``dataset`` Conversion names its columns with ``repair_headers``,
 feeds every row to a ``TypeTracker``, takes the schema from ``wide_table_schema``
-and loads its rows with ``text_converters`` / ``convert_value``; the manual notes
+and loads its rows with ``text_row_converter`` / ``value_converters``; the manual notes
 these return say what is particular to that source. Every built-in tabular
 converter does exactly that, so a dataset reads the same whichever converter made it.
 
@@ -75,7 +75,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from monkeyllm_gardener.conversion import ConversionError
 
@@ -83,7 +83,7 @@ __all__ = [
     "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "CellKind", "NumberToken", "SqlType", "TablePart",
     "TooManyColumns", "TypeTracker", "classify_text", "classify_value", "convert_text", "convert_value",
     "decimal_notes", "repair_headers", "split_wide_table", "stored_real_differs", "table_name_from",
-    "text_converters", "unique_name", "wide_table_schema",
+    "text_converters", "text_row_converter", "unique_name", "value_converters", "wide_table_schema",
 ]
 
 SqlType = Literal["INTEGER", "REAL", "TEXT"]
@@ -402,6 +402,28 @@ def text_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
     return tuple(_TEXT_CONVERTERS[sql_type] for sql_type in sql_types)
 
 
+def text_row_converter(sql_types: Sequence[SqlType]) -> Callable[[Sequence[str | None]], tuple[Any, ...]]:
+    """A function loading one row of text cells per its columns' final types:
+    ``tuple(convert_text(cell, t) for cell, t in zip(cells, sql_types))``, with each
+    column's type looked up once. The NULL rule runs on every cell in one pass, then
+    ``int``/``float`` on the numeric columns only; a row of TEXT columns does nothing more."""
+    integers = [index for index, sql_type in enumerate(sql_types) if sql_type == "INTEGER"]
+    reals = [index for index, sql_type in enumerate(sql_types) if sql_type == "REAL"]
+    width = len(sql_types)
+
+    def convert(cells: Sequence[str | None]) -> tuple[Any, ...]:
+        values = [cell if cell is not None and cell.strip() else None for cell in cells[:width]]
+        for index in integers:
+            if index < len(values) and values[index] is not None:
+                values[index] = int(values[index])
+        for index in reals:
+            if index < len(values) and values[index] is not None:
+                values[index] = float(values[index])
+        return tuple(values)
+
+    return convert
+
+
 def convert_value(value: Any, sql_type: SqlType) -> Any:
     """Load one typed value (JSON, a workbook) per its column's final type."""
     if value is None:
@@ -417,6 +439,27 @@ def convert_value(value: Any, sql_type: SqlType) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return json.dumps(value)  # NaN / Infinity, as JSON spells them
     return json.dumps(value, ensure_ascii=False)
+
+
+def _integer_value(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _real_value(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _text_value(value: Any) -> Any:
+    # a plain string is stored as it is: the one type a TEXT value mostly has
+    return value if type(value) is str else convert_value(value, "TEXT")
+
+
+_VALUE_CONVERTERS = {"TEXT": _text_value, "INTEGER": _integer_value, "REAL": _real_value}
+
+
+def value_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
+    """Per column, a function doing ``convert_value(value, sql_type)``, for hot loops."""
+    return tuple(_VALUE_CONVERTERS[sql_type] for sql_type in sql_types)
 
 
 # ---------------------------------------------------------------- wide tables

@@ -145,6 +145,43 @@ def test_failing_row_half_way_leaves_no_file(tmp_path, rows, named):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("row", [{"name": "a"}, b"abcd", bytearray(b"abcd"), 42, {"a", "b", "c", "d"}],
+                         ids=["mapping", "bytes", "bytearray", "int", "set"])
+def test_a_row_that_is_not_a_sequence_of_values_is_refused_after_good_rows(tmp_path, row):
+    # tuples and lists skip the type checks: anything else still meets them, at its row number
+    with pytest.raises(VineError) as caught:
+        create_dataset(tmp_path / "kinds.db", CLIENTS, {"clients": [("a", "b", "c", "d"), ["b", "b", "c", "d"], row]})
+    assert f"table clients, row 3: a row must be a list of values, got {type(row).__name__}" in caught.value.message
+    assert leftovers(tmp_path) == []
+
+
+def test_rows_of_any_sequence_type_load_the_same_values(tmp_path):
+    class Row(list):
+        pass
+
+    class Cells:
+        """A read-only sequence that is neither a tuple nor a list."""
+
+        def __init__(self, *values):
+            self.values = values
+
+        def __len__(self):
+            return len(self.values)
+
+        def __getitem__(self, index):
+            return self.values[index]
+
+    from collections.abc import Sequence
+    Sequence.register(Cells)
+    rows = [("a", 1, None, "é"), ["b", 2**62, 1.5, ""], Row(["c", -1, 0.0, "名前"]), Cells("d", 0, -2.5, " ")]
+    schema = {"t": {"columns": {"k": "TEXT", "n": "INTEGER", "r": "REAL", "s": "TEXT"}}}
+    assert create_dataset(tmp_path / "seq.db", schema, {"t": rows}) == {"t": 4}
+    with sqlite3.connect(tmp_path / "seq.db") as connection:
+        assert connection.execute("SELECT k, n, typeof(n), r, typeof(r), s FROM t ORDER BY rowid").fetchall() == [
+            ("a", 1, "integer", None, "null", "é"), ("b", 2**62, "integer", 1.5, "real", ""),
+            ("c", -1, "integer", 0.0, "real", "名前"), ("d", 0, "integer", -2.5, "real", " ")]
+
+
 def test_error_raised_by_the_row_source_propagates_and_leaves_no_file(tmp_path):
     def broken():
         yield ["a", "b", "c", "d"]

@@ -184,3 +184,38 @@ def test_branch_summary_lists_child_titles_deterministically() -> None:
 )
 def test_branch_summary_small_cases(children: list[str], bananas: int, branches: int, expected: str) -> None:
     assert summary_for_branch("X", children, bananas, branches) == expected
+
+
+def test_a_summary_skips_openings_without_prose_then_takes_three_sentences_of_a_long_note() -> None:
+    # Issue 16: the deriver reads lazily, stopping once the summary is full. The
+    # sentences it skips (no letters, a boilerplate opening alone) and the text past
+    # the third sentence (here 20,000 paragraphs, an unclosed fence) change nothing.
+    markdown = "\n\n".join([
+        "# Ledger", "- ?!", "This document describes:", "Totals are *final*. Refunds [wait](https://x.y) a day.",
+        "> Audits close on **Friday**.", "Fourth sentence is left out.",
+        *(f"Paragraph {n} says more." for n in range(20_000)), "```", "never closed",
+    ])
+    summary = derive_summary(markdown, title="Ledger")
+    assert summary == "Totals are final. Refunds wait a day. Audits close on Friday."
+    assert_contract(summary)
+
+
+def test_a_long_note_without_prose_falls_back_to_the_title() -> None:
+    markdown = "# Inventory\n\n" + "\n".join(f"| {n} | item {n} |" for n in range(5_000))
+    assert derive_summary(markdown, title="Inventory") == 'Note titled "Inventory".'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain words only", "plain words only"),
+        ("see ![logo](a.png) [the docs](https://d.example) and [[Page|alias]] or [[Other]]", "see the docs and alias or Other"),
+        ("a [ref][1] note[^1] with <https://x.example> and <b>bold</b> `code`", "a ref note with https://x.example and bold code"),
+        ("***both*** __strong__ ~~gone~~ _it_ snake_case_name 2*3*4", "both strong gone it snake_case_name 2*3*4"),
+        ("  tabs\tand\u3000ideographic\xa0spaces\x1c \u2028end  ", "tabs and ideographic spaces end"),
+        ("[unclosed link( and * lone star and < lone angle", "[unclosed link( and * lone star and < lone angle"),
+    ],
+)
+def test_inline_markdown_is_reduced_to_its_visible_text(text: str, expected: str) -> None:
+    from monkeyllm_gardener.kit.markdown import strip_inline_markdown
+    assert strip_inline_markdown(text) == expected
