@@ -3,12 +3,14 @@ against the working tree's, over one forest, alternating which goes first per qu
 every answer compared. CPU ms (``time.process_time``) p50/p95 per kind of query. The
 forest is bench_sniff.py's (``--work`` of an earlier run).
 
-    .venv/bin/python bench/bench_sniff_ab.py --work DIR [--queries 270] [--ref HEAD]
+    .venv/bin/python bench/bench_sniff_ab.py --work DIR [--queries 270] [--ref HEAD] [--rebuild]
 
 The ref's whole ``monkeyllm_core`` is taken (``git archive``) and imported under
 another name, so its sniff runs with its own body index, kept in its own file
 (``_derived/bodies-ref.db``: the two formats would otherwise rebuild each other's);
-each side's index is built, and swept, before the first query is timed.
+each side's index is built, and swept, before the first query is timed: with
+``--rebuild`` both files are deleted first, so that first sniff, timed and printed
+with each file's size, is the build of each format in the same run.
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=270)
     parser.add_argument("--ref", default="HEAD")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--rebuild", action="store_true", help="delete both indexes first and time their builds")
     args = parser.parse_args()
     os.environ.update(HOME=str(args.work / "home"))
     root = args.work / "sniff-forest"
@@ -73,19 +76,29 @@ def main() -> None:
         corpus.body(i)  # the seeded codes, as on disk
     plan = bench_sniff.queries(corpus, args.queries)
     cpu: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    wall: dict[str, list[float]] = {"old": [], "new": []}
     differing = 0
     with BodyIndex(root, vine.catalog) as index, old_bodies.BodyIndex(root, vine.catalog) as old_index:
         old_index.path = root / "_derived" / "bodies-ref.db"
         indexes = {"old": old_index, "new": index}
-        current.sniff(index, ["warm-up"])
-        old.sniff(old_index, ["warm-up"])
+        modules = {"old": old, "new": current}
+        for name in ("old", "new"):
+            if args.rebuild:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{indexes[name].path}{suffix}").unlink(missing_ok=True)
+            started, cpu_started = time.perf_counter(), time.process_time()
+            modules[name].sniff(indexes[name], ["warm-up"])
+            print(f"{name}: first sniff ({'the index build' if args.rebuild else 'its sweep'}) "
+                  f"{time.process_time() - cpu_started:.2f} s CPU, {time.perf_counter() - started:.2f} s wall; "
+                  f"{indexes[name].path.name} {indexes[name].path.stat().st_size / 1e6:.1f} MB")
         for n, (kind, terms, scope) in enumerate(plan):
-            sides = (("old", old), ("new", current)) if n % 2 else (("new", current), ("old", old))
+            sides = ("old", "new") if n % 2 else ("new", "old")
             answers = {}
-            for name, module in sides:
-                started = time.process_time()
-                answers[name] = module.sniff(indexes[name], terms, scope=scope, k=10_000)
-                cpu[name].setdefault(kind, []).append((time.process_time() - started) * 1000)
+            for name in sides:
+                started, cpu_started = time.perf_counter(), time.process_time()
+                answers[name] = modules[name].sniff(indexes[name], terms, scope=scope, k=10_000)
+                cpu[name].setdefault(kind, []).append((time.process_time() - cpu_started) * 1000)
+                wall[name].append((time.perf_counter() - started) * 1000)
             differing += answers["old"] != answers["new"]
     print(f"{len(plan)} queries, answers differing: {differing}; load {os.getloadavg()[0]:.1f}; ref {args.ref}")
     print(f"{'kind':16s} {'old p50':>8s} {'old p95':>8s} {'new p50':>8s} {'new p95':>8s}  (CPU ms)")
@@ -94,6 +107,8 @@ def main() -> None:
         new_ms = [t for ts in cpu["new"].values() for t in ts] if kind == "all" else cpu["new"][kind]
         print(f"{kind:16s} {statistics.median(old_ms):8.1f} {bench_sniff.percentile(old_ms, .95):8.1f} "
               f"{statistics.median(new_ms):8.1f} {bench_sniff.percentile(new_ms, .95):8.1f}")
+    print(f"{'all, wall ms':16s} {statistics.median(wall['old']):8.1f} {bench_sniff.percentile(wall['old'], .95):8.1f} "
+          f"{statistics.median(wall['new']):8.1f} {bench_sniff.percentile(wall['new'], .95):8.1f}")
 
 
 if __name__ == "__main__":
