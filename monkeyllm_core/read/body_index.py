@@ -226,7 +226,7 @@ class BodyIndex:
         copies = self._copies_in_memory(db)
         lines: list[dict[int, int] | None] = []
         at_most: set[int] = set()
-        maybe: set[int] = set()
+        narrowed: set[int] = set()  # the candidates of the terms placed by their words' FTS5 match
         everything = False  # a term that narrows nothing: every body in scope may hold it
         for term in terms:
             pieces = pieces_of(term)
@@ -242,14 +242,17 @@ class BodyIndex:
             if match is None:
                 everything = True
             elif match:  # "": no indexed word fits, no body holds the term
-                maybe.update(self._rowids(db, match, where, params))
-        if everything:
-            maybe = set(self._rowids(db, None, where, params))
-        named = maybe.union(*(found for found in lines if found))
+                narrowed.update(self._rowids(db, match, where, params))
+        maybe: Collection[int] = narrowed
+        if everything:  # in the whole forest, that is every copy kept: no query, no set
+            maybe = copies.keys() if copies is not None and not where else set(self._rowids(db, None, where, params))
+        held = [found for found in lines if found]
         if copies is None:  # a forest too big to keep: the copies named are read now
-            copies = self._copies_read(db, named)
-        if not named.issubset(copies):  # another process changed the index between two reads
-            maybe.intersection_update(copies)
+            copies = self._copies_read(db, set(maybe).union(*held))
+        if not all(all(map(copies.__contains__, rowids)) for rowids in (maybe, *held)):
+            # another process changed the index between two of these reads: what it took
+            # away is not answered for (the next call refreshes and sees it all)
+            maybe = [rowid for rowid in maybe if rowid in copies]
             lines = [None if found is None else {r: n for r, n in found.items() if r in copies} for found in lines]
         return Lookup(copies=copies, lines=lines, at_most=at_most, maybe=maybe)
 
