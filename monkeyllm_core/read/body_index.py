@@ -94,7 +94,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS body_words USING fts5(words, tokenize = 'asci
 CREATE TABLE IF NOT EXISTS word_lines (
     word TEXT NOT NULL, body INTEGER NOT NULL, lines INTEGER NOT NULL, PRIMARY KEY (word, body)
 ) WITHOUT ROWID;
-
 CREATE TABLE IF NOT EXISTS vocab (word TEXT PRIMARY KEY, drow TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vocab_drow ON vocab(drow);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_grams USING fts5(word, tokenize = 'trigram case_sensitive 1');
@@ -226,7 +225,7 @@ class BodyIndex:
         copies = self._copies_in_memory(db)
         lines: list[dict[int, int] | None] = []
         at_most: set[int] = set()
-        narrowed: set[int] = set()  # the candidates of the terms placed by their words' FTS5 match
+        narrowed: set[int] = set()  # the bodies that may hold a term not placed exactly (its pieces' match)
         everything = False  # a term that narrows nothing: every body in scope may hold it
         for term in terms:
             pieces = pieces_of(term)
@@ -262,8 +261,9 @@ class BodyIndex:
         them; a body holding several gets the sum, a bound, and goes in ``at_most``."""
         total: dict[int, int] = {}
         for word in words:
-            found = dict.fromkeys(self._rowids(db, _quoted(word), where, params), 1)  # a word without a row
-            found.update(db.execute(  # in word_lines is on one line
+            # every body holding the word, on one line unless word_lines has a row for it
+            found = dict.fromkeys(self._rowids(db, _quoted(word), where, params), 1)
+            found.update(db.execute(
                 f"SELECT w.body, w.lines FROM word_lines w JOIN bodies b ON b.rowid = w.body WHERE w.word = ?{where}"
                 if where else "SELECT body, lines FROM word_lines WHERE word = ?", [word, *params]).fetchall())
             shared = found.keys() & total.keys()

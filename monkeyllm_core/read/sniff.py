@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from itertools import groupby, islice
+from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
@@ -70,7 +71,7 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     return response
 
 
-def _read_from_files(root: Any, ids: Iterable[str], terms: int) -> Lookup:
+def _read_from_files(root: Path, ids: Iterable[str], terms: int) -> Lookup:
     """What the body index would say, every body read from its file (of a wanted
     type: the others are never read)."""
     copies: dict[int, Copy] = {}
