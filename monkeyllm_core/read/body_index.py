@@ -7,7 +7,17 @@ vocabulary of every word it has seen (reversed, for suffixes, and in a trigram
 table, for infixes); ``wordplan`` says why a body holding a term must hold its
 pieces' words. A term's candidates are the bodies holding those words, and sniff
 scans the candidates' folded copies literally, line by line, exactly as it scans a
-file: the index narrows and caches, it never matches. Before showing a result,
+file: the index narrows and caches, it never matches.
+
+One kind of term the index places exactly, without a scan: a term of word
+characters only (``xchang``, a surname, a code without a dash), whose vocabulary
+words the index lists (at most MAX_WORDS). Its lines are the lines of the words
+containing it (``wordplan``), so a body holding one such word holds the term on
+that word's lines: ``word_lines`` keeps, per body, the words it holds on two lines
+or more and on how many (a word without a row is on one line; most are), and each
+copy's non-blank lines bound any term's. sniff then ranks by lines reading no
+copy but the few it cannot place (a body holding several of the words, whose lines
+may be shared) and those it shows. Before showing a result,
 sniff reads that body from disk and compares it with its copy; a copy found out of
 date is replaced by the file's scan for that result, and the index sweeps before
 the next answer. So sniff's answer is a plain scan's, as long as the copies are
@@ -42,6 +52,7 @@ scans every body in scope instead.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -49,7 +60,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from operator import itemgetter
+from typing import Collection, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import VineError
 from ..forest.catalog import Catalog
@@ -58,10 +70,11 @@ from ..forest.rules import node_path
 from .catalog_reads import IDS_PARAM, ids_param
 from .folding import FOLD_VERSION, fold
 from .freshness import RACY_NS  # a timestamp within it of a read may hide a later change
-from .wordplan import Piece, pieces_of, words_of
+from .literal import nonblank_lines
+from .wordplan import Piece, pieces_of, word_lines
 
 INDEX_PATH = "_derived/bodies.db"
-FORMAT = f"3.{FOLD_VERSION}"
+FORMAT = f"4.{FOLD_VERSION}"
 SWEEP_SECONDS = 60.0
 # a piece matching more vocabulary words than this narrows nothing worth the query: an OR
 # of 190 words (`ba`) that every body holds cost 40 ms, reading every copy 6 ms (bench/README.md)
@@ -76,13 +89,17 @@ CREATE TABLE IF NOT EXISTS bodies (
 );
 CREATE INDEX IF NOT EXISTS bodies_folder ON bodies(folder);
 CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, mtime_ns INTEGER, racy INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS texts (rowid INTEGER PRIMARY KEY, folded TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS texts (rowid INTEGER PRIMARY KEY, folded TEXT NOT NULL, nonblank INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS body_words USING fts5(words, tokenize = 'ascii', detail = none);
+CREATE TABLE IF NOT EXISTS word_lines (
+    word TEXT NOT NULL, body INTEGER NOT NULL, lines INTEGER NOT NULL, PRIMARY KEY (word, body)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vocab (word TEXT PRIMARY KEY, drow TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vocab_drow ON vocab(drow);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_grams USING fts5(word, tokenize = 'trigram case_sensitive 1');
 """
-_TABLES = ("meta", "bodies", "folders", "texts", "body_words", "vocab", "vocab_grams")
+_TABLES = ("meta", "bodies", "folders", "texts", "body_words", "word_lines", "vocab", "vocab_grams")
+Copy = tuple[str, str, int]  # (id, folded body, non-blank lines) of one indexed banana
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +116,23 @@ class Scope:
             # ids under "sales/" sort between "sales/" and "sales0" ("0" follows "/")
             return f" AND {column} >= ? AND {column} < ?", [self.prefix, self.prefix[:-1] + "0"]
         return "", []
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the index says of some folded terms in the bananas of one scope, bodies
+    named by rowid.
+
+    ``lines``, per term: for a term the index places exactly, every body in scope
+    holding it -> its matching lines there (for a rowid in ``at_most``, a bound on
+    them: it holds the term through several words); None for any other term, held,
+    if at all, by bodies among ``maybe``, which sniff scans. ``copies`` holds at
+    least every rowid named."""
+
+    copies: Mapping[int, Copy]
+    lines: list[dict[int, int] | None]
+    at_most: set[int]
+    maybe: Collection[int]
 
 
 def read_body(root: Path, node_id: str) -> str | None:
@@ -139,9 +173,9 @@ class BodyIndex:
         self.path = self.root / INDEX_PATH
         self._db: sqlite3.Connection | None = None
         self._swept_at: float | None = None
-        # rowid -> (id, folded copy), as of the index's data_version: reading 10,000
-        # copies out of SQLite costs more than scanning them
-        self._copies: dict[int, tuple[str, str]] | None = None
+        # rowid -> (id, folded copy, non-blank lines), as of the index's data_version:
+        # reading 10,000 copies out of SQLite costs more than scanning them
+        self._copies: dict[int, Copy] | None = None
         self._copies_version: int | None = None
         self._lock = threading.Lock()  # one connection, one refresh or query at a time
         self._call: str | None = None  # inside ``one_call``: "due" until its first refresh, then "fresh"
@@ -171,49 +205,95 @@ class BodyIndex:
         finally:
             self._call = outer
 
-    def candidates(self, terms: Sequence[str], scope: Scope) -> dict[str, str] | None:
-        """The bananas in ``scope`` that may hold one of the folded ``terms``, with their
-        folded bodies, after bringing the index up to date; None when the index cannot
-        be used (then every body in scope must be read from its file)."""
+    def lookup(self, terms: Sequence[str], scope: Scope) -> Lookup | None:
+        """What the index says of the folded ``terms`` in ``scope`` (``Lookup``), after
+        bringing it up to date; None when it cannot be used (then every body in scope
+        must be read from its file)."""
         try:
             if self._call != "fresh":
                 self.refresh()
                 if self._call == "due":
                     self._call = "fresh"
             with self._lock:
-                return self._candidates(self._connect(), terms, scope)
+                return self._lookup(self._connect(), terms, scope)
         except (sqlite3.Error, OSError):  # unwritable, locked past the timeout, not a file
             self.close()
             return None
 
-    def _candidates(self, db: sqlite3.Connection, terms: Sequence[str], scope: Scope) -> dict[str, str]:
+    def _lookup(self, db: sqlite3.Connection, terms: Sequence[str], scope: Scope) -> Lookup:
         where, params = scope.sql("b.id")
         copies = self._copies_in_memory(db)
-        if copies is None:  # a forest too big to keep: the copies are read with the candidates
-            texts = "SELECT b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid"
-        else:
-            texts = "SELECT b.rowid FROM bodies b"
-        found: dict[str, str] = {}
-
-        def add(rows: list) -> None:
-            if copies is None:
-                found.update(rows)
-            else:
-                found.update(copies[rowid] for (rowid,) in rows if rowid in copies)
-
+        lines: list[dict[int, int] | None] = []
+        at_most: set[int] = set()
+        narrowed: set[int] = set()  # the bodies that may hold a term not placed exactly (its pieces' match)
+        everything = False  # a term that narrows nothing: every body in scope may hold it
         for term in terms:
-            match = self._match_for(db, pieces_of(term))
-            if match is None:  # a term that narrows nothing: every body in scope is a candidate
-                found.clear()
-                add(db.execute(f"{texts} WHERE 1{where}", params).fetchall())
-                return found
-            if match == "":
-                continue  # no indexed word fits: no body holds the term
-            add(db.execute(f"{texts} JOIN body_words ON body_words.rowid = b.rowid "
-                           f"WHERE body_words MATCH ?{where}", [match, *params]).fetchall())
-        return found
+            pieces = pieces_of(term)
+            if len(pieces) == 1 and pieces[0].kind == "infix":  # word characters only: placed exactly
+                words = self._vocabulary_matching(db, pieces[0])
+                if words is not None:
+                    lines.append(self._lines_of(db, [w for w in words if term in w], where, params, at_most))
+                    continue
+                match = None  # in too many words to narrow (`ba`)
+            else:
+                match = None if everything else self._match_for(db, pieces)
+            lines.append(None)
+            if match is None:
+                everything = True
+            elif match:  # "": no indexed word fits, no body holds the term
+                narrowed.update(self._rowids(db, match, where, params))
+        maybe: Collection[int] = narrowed
+        if everything:  # in the whole forest, that is every copy kept: no query, no set
+            maybe = copies.keys() if copies is not None and not where else set(self._rowids(db, None, where, params))
+        held = [found for found in lines if found]
+        if copies is None:  # a forest too big to keep: the copies named are read now
+            copies = self._copies_read(db, set(maybe).union(*held))
+        if not all(all(map(copies.__contains__, rowids)) for rowids in (maybe, *held)):
+            # another process changed the index between two of these reads: what it took
+            # away is not answered for (the next call refreshes and sees it all)
+            maybe = [rowid for rowid in maybe if rowid in copies]
+            lines = [None if found is None else {r: n for r, n in found.items() if r in copies} for found in lines]
+        return Lookup(copies=copies, lines=lines, at_most=at_most, maybe=maybe)
 
-    def _copies_in_memory(self, db: sqlite3.Connection) -> dict[int, tuple[str, str]] | None:
+    def _lines_of(self, db: sqlite3.Connection, words: list[str], where: str, params: list[str],
+                  at_most: set[int]) -> dict[int, int]:
+        """The bodies in scope holding one of ``words`` -> their lines holding any of
+        them; a body holding several gets the sum, a bound, and goes in ``at_most``."""
+        total: dict[int, int] = {}
+        for word in words:
+            # every body holding the word, on one line unless word_lines has a row for it
+            found = dict.fromkeys(self._rowids(db, _quoted(word), where, params), 1)
+            found.update(db.execute(
+                f"SELECT w.body, w.lines FROM word_lines w JOIN bodies b ON b.rowid = w.body WHERE w.word = ?{where}"
+                if where else "SELECT body, lines FROM word_lines WHERE word = ?", [word, *params]).fetchall())
+            shared = found.keys() & total.keys()
+            for body in shared:
+                found[body] += total[body]
+            at_most |= shared
+            total.update(found)
+        return total
+
+    @staticmethod
+    def _rowids(db: sqlite3.Connection, match: str | None, where: str, params: list[str]) -> Iterator[int]:
+        """The rowids of the bodies in scope (``where``) that hold the FTS5 ``match``
+        (every one, for None)."""
+        if match is None:
+            rows = db.execute(f"SELECT b.rowid FROM bodies b WHERE 1{where}", params)
+        elif not where:  # the whole forest: the word index alone answers
+            rows = db.execute("SELECT rowid FROM body_words WHERE body_words MATCH ?", (match,))
+        else:
+            rows = db.execute("SELECT b.rowid FROM bodies b JOIN body_words ON body_words.rowid = b.rowid "
+                              f"WHERE body_words MATCH ?{where}", [match, *params])
+        return map(itemgetter(0), rows.fetchall())
+
+    @staticmethod
+    def _copies_read(db: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Copy]:
+        """The copies of these rowids, read from the index file."""
+        rows = db.execute("SELECT b.rowid, b.id, t.folded, t.nonblank FROM bodies b JOIN texts t ON t.rowid = b.rowid "
+                          f"WHERE b.rowid IN {IDS_PARAM}", [json.dumps(list(rowids))])
+        return {rowid: (node_id, folded, nonblank) for rowid, node_id, folded, nonblank in rows}
+
+    def _copies_in_memory(self, db: sqlite3.Connection) -> dict[int, Copy] | None:
         """Every folded copy by rowid, read once and kept while the index file is
         unchanged (``data_version`` moves when another connection commits; this
         object's own refreshes drop the copies); None past COPIES_IN_MEMORY."""
@@ -223,8 +303,8 @@ class BodyIndex:
         self._copies = None
         if db.execute("SELECT coalesce(sum(length(folded)), 0) FROM texts").fetchone()[0] > COPIES_IN_MEMORY:
             return None
-        rows = db.execute("SELECT b.rowid, b.id, t.folded FROM bodies b JOIN texts t ON t.rowid = b.rowid")
-        self._copies = {rowid: (node_id, folded) for rowid, node_id, folded in rows}
+        rows = db.execute("SELECT b.rowid, b.id, t.folded, t.nonblank FROM bodies b JOIN texts t ON t.rowid = b.rowid")
+        self._copies = {rowid: (node_id, folded, nonblank) for rowid, node_id, folded, nonblank in rows}
         self._copies_version = version
         return self._copies
 
@@ -417,19 +497,25 @@ class BodyIndex:
                        (st.st_mtime_ns, st.st_size, racy, row[0]))
             return
         folded = fold(_body_of(data, node_id))
-        words = words_of(folded)
+        lines = word_lines(folded)
         if row is not None:
             self._drop(db, row[0])
         rowid = db.execute("INSERT INTO bodies (id, folder, mtime_ns, size, digest, racy) VALUES (?, ?, ?, ?, ?, ?)",
                            (node_id, _folder_of(node_id), st.st_mtime_ns, len(data), digest, racy)).lastrowid
-        db.execute("INSERT INTO texts VALUES (?, ?)", (rowid, folded))
+        db.execute("INSERT INTO texts VALUES (?, ?, ?)", (rowid, folded, nonblank_lines(folded)))
         self._copies = None  # read again, with this one
-        db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(words))))
-        batch.words |= words
+        db.execute("INSERT INTO body_words (rowid, words) VALUES (?, ?)", (rowid, " ".join(sorted(lines))))
+        db.executemany("INSERT OR REPLACE INTO word_lines VALUES (?, ?, ?)",
+                       ((word, rowid, count) for word, count in _repeated(lines)))
+        batch.words.update(lines)
 
     def _drop(self, db: sqlite3.Connection, rowid: int) -> None:
         self._copies = None  # read again, without this one
         db.execute("DELETE FROM body_words WHERE rowid = ?", (rowid,))
+        old = db.execute("SELECT folded FROM texts WHERE rowid = ?", (rowid,)).fetchone()
+        if old is not None:  # its rows are its copy's repeated words (no index on body: 4 MB, 0.3 s a build)
+            db.executemany("DELETE FROM word_lines WHERE word = ? AND body = ?",
+                           ((word, rowid) for word, _count in _repeated(word_lines(old[0]))))
         db.execute("DELETE FROM texts WHERE rowid = ?", (rowid,))
         db.execute("DELETE FROM bodies WHERE rowid = ?", (rowid,))
 
@@ -482,6 +568,11 @@ class _Batch:
         db.executemany("INSERT INTO vocab VALUES (?, ?)", ((w, w[::-1]) for w in new))
         db.executemany("INSERT INTO vocab_grams (word) VALUES (?)", ((w,) for w in new))
         db.execute("DELETE FROM temp.fresh_words")
+
+
+def _repeated(lines: Mapping[str, int]) -> Iterator[tuple[str, int]]:
+    """The words on two lines or more, and on how many: a body's rows in ``word_lines``."""
+    return ((word, count) for word, count in lines.items() if count > 1)
 
 
 def _format_of(db: sqlite3.Connection) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .folding import original_span
 from .headings import Heading, headings
@@ -87,24 +87,29 @@ def scan_folded(folded: str, terms: Sequence[str]) -> BodyScan:
     return BodyScan(folded, lines, held)
 
 
-def terms_and_lines(folded: str, terms: Sequence[str]) -> tuple[int, int]:
-    """(terms held, matching lines) of a folded body: ``scan_folded``'s ``terms_held``
-    and ``match_count`` without its per-hit Python loop, for ranking every candidate.
+def nonblank_lines(folded: str) -> int:
+    """The lines holding something other than whitespace: a term never is only
+    whitespace (``sniff.check_terms``), so no term matches more lines than these."""
+    return sum(map(bool, map(str.strip, folded.split("\n"))))
 
-    A term found is counted with one C-level pass: ``term[^\n]*`` matches from a
-    line's first hit to its end, so the next match is on a later line and the
-    matches are the matching lines (a term holds no line break and at least two
-    characters, so no match is empty). Several terms held at once are matched as
-    one alternation, which counts a line holding any of them once."""
-    held = tuple(term for term in terms if term in folded)
-    if not held:
-        return 0, 0
-    return len(held), len(_lines_holding(held).findall(folded))
+
+def line_counter(terms: Sequence[str]) -> Callable[[str], int]:
+    """The matching lines of a folded body (``scan_folded``'s ``match_count``), without
+    its per-hit Python loop, for counting many bodies against the same ``terms``.
+
+    One C-level pass per body: ``term.*`` matches from a line's first hit to its end
+    (``.`` is anything but a line break; SRE runs ``.*`` about twice as fast as the
+    same ``[^\n]*``), so the next match is on a later line and the matches are the
+    matching lines (a term holds no line break and at least two characters, so no
+    match is empty). The terms are one alternation, compiled once, which counts a
+    line holding several of them once; a term the body lacks matches nowhere in it."""
+    findall = _lines_holding(tuple(terms)).findall
+    return lambda folded: len(findall(folded))
 
 
 @lru_cache(maxsize=256)
 def _lines_holding(terms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("(?:" + "|".join(map(re.escape, terms)) + ")[^\n]*")
+    return re.compile("(?:" + "|".join(map(re.escape, terms)) + ").*")
 
 
 def snippet(line: str, start: int, end: int, width: int = SNIPPET_CHARS) -> str:

@@ -19,21 +19,22 @@ read from disk, each checked against the index's copy.
 from __future__ import annotations
 
 import heapq
-from itertools import islice
-from operator import itemgetter
-from typing import Any, Collection, Iterable, Iterator, Sequence
+from collections import Counter
+from itertools import groupby, islice
+from pathlib import Path
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 from ..errors import VineError
 from ..forest.rules import MASTER_ID, is_branch_id, trail_of
-from .body_index import BodyIndex, Scope, read_body
+from .body_index import BodyIndex, Copy, Lookup, Scope, read_body
 from .context import DEFAULT_ALPHA, HeatOf
 from .contract import BUDGETS, shed_tail, wire
 from .folding import fold
-from .literal import MATCHES_SHOWN, scan_folded, terms_and_lines
+from .literal import MATCHES_SHOWN, line_counter, nonblank_lines, scan_folded
 
 MAX_TERMS = 8
 MIN_TERM_CHARS = 2
-MIN_BOUNDED_CHARS = 3  # see _ranked
+MIN_BOUNDED_CHARS = 3  # see _line_bounds
 
 
 def no_heat(ids: Iterable[str]) -> dict[str, float]:
@@ -53,14 +54,12 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     catalog = bodies.catalog
     target = resolve_scope(catalog, scope)
     scanned = _count_in_scope(catalog, target, wanted)
-    texts = bodies.candidates(folded, target)
-    if texts is None:  # no usable index: every body in scope is read from its file
-        texts = {}
-        for node_id in _ids_in_scope(catalog, target, wanted):  # of a wanted type: the others are never read
-            body = read_body(bodies.root, node_id)
-            if body:
-                texts[node_id] = fold(body)
-    matched, ranked = _ranked(catalog, texts, folded, wanted, target, heat_of, alpha)
+    allowed = set(_ids_in_scope(catalog, target, wanted)) if wanted is not None else None
+    lookup = bodies.lookup(folded, target)
+    if lookup is None:  # no usable index: every body in scope is read from its file
+        in_scope = allowed if allowed is not None else _ids_in_scope(catalog, target, None)
+        lookup = _read_from_files(bodies.root, sorted(in_scope), len(folded))
+    matched, ranked = _ranked(lookup, folded, allowed, heat_of, alpha)
     results = _shown(bodies, islice(ranked, k), folded)
     response: dict[str, Any] = {"results": results, "scanned_nodes": scanned, "truncated": matched > k}
     if response["truncated"]:
@@ -72,86 +71,155 @@ def sniff(bodies: BodyIndex, terms: Sequence[str] | str, *, scope: str | None = 
     return response
 
 
-def _ranked(catalog: Any, texts: dict[str, str], folded: list[str], wanted: set[str] | None, target: Scope,
-            heat_of: HeatOf, alpha: float) -> tuple[int, Iterator[tuple[str, str, float, float]]]:
+def _read_from_files(root: Path, ids: Iterable[str], terms: int) -> Lookup:
+    """What the body index would say, every body read from its file (of a wanted
+    type: the others are never read)."""
+    copies: dict[int, Copy] = {}
+    for node_id in ids:
+        body = read_body(root, node_id)
+        if body:
+            text = fold(body)
+            copies[len(copies)] = (node_id, text, nonblank_lines(text))
+    return Lookup(copies=copies, lines=[None] * terms, at_most=set(), maybe=copies.keys())
+
+
+def _ranked(lookup: Lookup, folded: list[str], allowed: set[str] | None, heat_of: HeatOf,
+            alpha: float) -> tuple[int, Iterator[tuple[str, str, float, float]]]:
     """How many bodies hold a term, and their (id, folded body, score, heat), best first.
 
     The score needs only the terms a body holds. The lines, the tie-break, are
-    counted for one score at a time, as the caller reads on (``_by_lines``):
-    results past the budget are never counted, and the bodies holding every term
-    usually come first and are few."""
-    allowed = set(_ids_in_scope(catalog, target, wanted)) if wanted is not None else None
-    # a term's hits (one C-level count) bound its lines, which lets _by_lines count
-    # few of a common word's thousands of bodies; a term under three characters
-    # crowds every line (`ba`), so its bound prunes nothing and costs more than `in`
-    bounded = all(len(term) >= MIN_BOUNDED_CHARS for term in folded)
-    found = []  # (id, folded body, terms held, hits or 0)
-    for node_id, text in texts.items():
-        if bounded:
-            counts = [text.count(term) for term in folded]
-            held, hits = len(counts) - counts.count(0), sum(counts)
-        else:
-            held, hits = sum(1 for term in folded if term in text), 0
-        if held and (allowed is None or node_id in allowed):
-            found.append((node_id, text, held, hits))
-    heat = heat_of([node_id for node_id, *_ in found]) if found else {}
-    scored: dict[float, list[tuple[int, str, tuple[str, str, float, float]]]] = {}
-    for node_id, text, held, hits in found:
-        node_heat = float(heat.get(node_id, 0.0))
-        score = held / len(folded) * (1 + alpha * node_heat)
-        scored.setdefault(score, []).append((-hits, node_id, (node_id, text, score, node_heat)))
+    known from the index for most bodies holding one term (``body_index``), and
+    bounded for the others; those are counted for one score at a time, as the
+    caller reads on (``_by_lines``): results past the budget are never counted, and
+    the bodies holding every term usually come first and are few."""
+    copies = lookup.copies
+    bounds, held, loose = _line_bounds(lookup, folded)
+    if allowed is not None:
+        bounds = {rowid: bound for rowid, bound in bounds.items() if copies[rowid][0] in allowed}
+    heat = heat_of(copies[rowid][0] for rowid in bounds) if bounds else {}
+    hot = {node_id: float(value) for node_id, value in heat.items() if value}
+    scored: dict[float, dict[int, int]] = {}  # score -> {rowid: its lines or a bound}
+    if held is None and not hot:  # one term, nothing hot: one score, 1 / 1 * (1 + alpha * 0.0)
+        if bounds:
+            scored[1.0] = bounds
+    else:
+        for rowid, bound in bounds.items():
+            strength = (held[rowid] if held is not None else 1) / len(folded)
+            scored.setdefault(strength * (1 + alpha * hot.get(copies[rowid][0], 0.0)), {})[rowid] = bound
+
+    def id_of(rowid: int) -> str:
+        return copies[rowid][0]
+
+    lines_in = line_counter(folded)
+
+    def count(rowid: int) -> int:
+        return lines_in(copies[rowid][1])
 
     def best_first() -> Iterator[tuple[str, str, float, float]]:
         for score in sorted(scored, reverse=True):
-            if bounded:
-                yield from _by_lines(scored[score], folded)
-            else:
-                yield from _sorted_by_lines(scored[score], folded)
-    return len(found), best_first()
+            for rowid in _by_lines(scored[score], loose, id_of, count):
+                node_id, text, _nonblank = copies[rowid]
+                yield node_id, text, score, hot.get(node_id, 0.0)
+    return len(bounds), best_first()
 
 
-def _by_lines(tied: list[tuple[int, str, tuple[str, str, float, float]]],
-              folded: list[str]) -> Iterator[tuple[str, str, float, float]]:
-    """Equal scores, most matching lines first (then id), counting lines only as far
-    as the caller reads on. ``tied``: (-hits, id, result) of each body.
+def _line_bounds(lookup: Lookup, folded: list[str]) -> tuple[dict[int, int], Counter[int] | None, set[int]]:
+    """Every body holding a term -> its matching lines, or a bound on them for the
+    bodies in the set returned (``loose``); and, for several terms, how many each holds.
 
-    Counting a body's lines is a regex pass, and a common word ties thousands of
-    bodies. Its hits bound its lines from above, so the bodies are taken in order
-    of that bound, and a body whose lines are counted is yielded once no body still
-    uncounted could beat it: not even one whose lines equal its bound. The order is
-    exactly the full sort's."""
-    uncounted = tied
-    heapq.heapify(uncounted)
-    counted: list[tuple[int, str, tuple[str, str, float, float]]] = []
-    patience = max(64, len(tied) // 4)  # past it the bound is not pruning: count the rest and sort
-    while uncounted or counted:
-        if counted and (not uncounted or counted[0][:2] < uncounted[0][:2]):
-            yield heapq.heappop(counted)[2]
+    A term the index cannot place is looked for in each candidate copy: its hits (one
+    C-level count) bound its lines, and so do the copy's non-blank lines; a term under
+    three characters crowds every line (`ba`), so counting its hits costs more than
+    they bound, and the non-blank lines alone bound it."""
+    copies = lookup.copies
+    loose = set(lookup.at_most)
+    per_term: list[dict[int, int]] = []
+    for term, known in zip(folded, lookup.lines):
+        if known is not None:
+            per_term.append(known)
             continue
-        if len(counted) >= patience:
-            yield from _sorted_by_lines([*counted, *uncounted], folded, known=len(counted))
+        found: dict[int, int] = {}
+        if len(term) >= MIN_BOUNDED_CHARS:
+            for rowid in lookup.maybe:
+                _id, text, nonblank = copies[rowid]
+                hits = text.count(term)
+                if hits:
+                    found[rowid] = min(hits, nonblank)
+        else:
+            for rowid in lookup.maybe:
+                _id, text, nonblank = copies[rowid]
+                if term in text:
+                    found[rowid] = nonblank
+        loose.update(found)
+        per_term.append(found)
+    if len(per_term) == 1:
+        return per_term[0], None, loose
+    bounds: dict[int, int] = {}
+    held: Counter[int] = Counter()
+    for found in per_term:
+        held.update(found.keys())
+        shared = found.keys() & bounds.keys()  # their terms' lines may be the same lines
+        merged = dict(found)
+        for rowid in shared:
+            merged[rowid] = min(merged[rowid] + bounds[rowid], copies[rowid][2])
+        loose |= shared
+        bounds.update(merged)
+    return bounds, held, loose
+
+
+def _by_lines(tied: dict[int, int], loose: set[int], id_of: Callable[[int], str],
+              count: Callable[[int], int]) -> Iterator[int]:
+    """Equal scores, most matching lines first, then id, counting lines only as far
+    as the caller reads on. ``tied``: each body's lines, or for a rowid in ``loose``
+    a bound on them from above, which ``count`` makes exact.
+
+    The bodies whose lines are known come in order (``_in_order``). The others wait
+    in groups of equal bound, highest first; a group is counted before the next body
+    is yielded if its bound could beat or tie that body's lines, so no body still
+    uncounted can come before one yielded. The order is exactly the full sort's."""
+    known = tied if not loose else {rowid: lines for rowid, lines in tied.items() if rowid not in loose}
+    ready = _in_order(known, id_of)
+    head = next(ready, None)
+    waiting = [rowid for rowid in tied if rowid in loose] if loose else []
+    waiting.sort(key=tied.__getitem__, reverse=True)
+    groups = groupby(waiting, key=tied.__getitem__)
+    group = next(groups, None)
+    counted: list[tuple[int, str, int]] = []  # a heap, of the waiting bodies counted
+    while True:
+        best = counted[0] if counted and (head is None or counted[0] < head) else head
+        if group is not None and (best is None or group[0] >= -best[0]):
+            for rowid in group[1]:
+                heapq.heappush(counted, (-count(rowid), id_of(rowid), rowid))
+            group = next(groups, None)
+            continue
+        if best is None:
             return
-        _bound, node_id, entry = heapq.heappop(uncounted)
-        heapq.heappush(counted, (-terms_and_lines(entry[1], folded)[1], node_id, entry))
+        if best is head:
+            head = next(ready, None)
+        else:
+            heapq.heappop(counted)
+        yield best[2]
 
 
-def _sorted_by_lines(tied: list[tuple[int, str, tuple[str, str, float, float]]], folded: list[str],
-                     known: int = 0) -> Iterator[tuple[str, str, float, float]]:
-    """Every body's lines counted, then one sort (the first ``known`` are counted already)."""
-    keyed = tied[:known] + [(-terms_and_lines(entry[1], folded)[1], node_id, entry)
-                            for _hits, node_id, entry in tied[known:]]
-    keyed.sort(key=itemgetter(0, 1))
-    return (entry for *_key, entry in keyed)
+def _in_order(lines: dict[int, int], id_of: Callable[[int], str]) -> Iterator[tuple[int, str, int]]:
+    """(-lines, id, rowid) of every body, most lines first, then id: one C-level sort
+    by lines, and ids looked up only for the groups of equal lines the caller reaches
+    (a common word's bodies are thousands; the answer shows a handful)."""
+    by_lines = sorted(lines, key=lines.__getitem__, reverse=True)
+    for matching, group in groupby(by_lines, key=lines.__getitem__):
+        for node_id, rowid in sorted((id_of(rowid), rowid) for rowid in group):
+            yield -matching, node_id, rowid
 
 
-def _shown(bodies: BodyIndex, ranked: Iterable[tuple[str, str, float, float]],
+def _shown(bodies: BodyIndex, ranked: Iterator[tuple[str, str, float, float]],
            folded: list[str]) -> list[dict[str, Any]]:
     """The results, their matches shown from the files on disk, as many as may fit."""
     results: list[dict[str, Any]] = []
     room = BUDGETS["sniff"] * 4  # characters: past them no further result can fit
-    for node_id, text, score, node_heat in ranked:
-        if room < 0:
-            break  # only the results that may show are read from disk
+    # only the results that may show are ranked to the end and read from disk: the
+    # next is not even asked for once there is no room
+    while room >= 0 and (result := next(ranked, None)) is not None:
+        node_id, text, score, node_heat = result
         body = read_body(bodies.root, node_id)
         scan = scan_folded(text, folded)
         if body is None or fold(body) != text:

@@ -18,11 +18,19 @@ holding the term holds, for each piece:
 A body holding every piece's word is only a candidate (the pieces may sit apart);
 the literal scan decides. A term with no piece at all (only separators, ``->``)
 says nothing, and every body is a candidate.
+
+A term that is one open piece (word characters only, ``xchang``) says more: every
+place it occurs lies inside one word (a separator would end the word), so the lines
+holding it are exactly the lines holding a word that contains it. A body holding
+one such word has that word's line count as the term's (``word_lines``), which is
+what lets the index rank by lines without scanning (``body_index``).
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal
 
 _WORD = re.compile(r"[0-9A-Za-z\u0080-\U0010ffff]+")
@@ -39,6 +47,12 @@ class Piece:
 def words_of(folded: str) -> set[str]:
     """The distinct words of folded text, as the ``ascii`` tokenizer cuts them."""
     return set(_WORD.findall(folded))
+
+
+def word_lines(folded: str) -> Counter[str]:
+    """Each distinct word of folded text, with the number of lines it is on (words
+    never hold a line break, so these are the words of ``words_of``)."""
+    return Counter(chain.from_iterable(map(set, map(_WORD.findall, folded.split("\n")))))
 
 
 def pieces_of(folded_term: str) -> list[Piece]:
