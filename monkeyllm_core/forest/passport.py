@@ -165,7 +165,7 @@ def render_node_parsed(frontmatter: dict[str, Any], body: str, *, where: str = "
 # the entry that changed instead of a dump and a load of the whole mapping.
 # bool is an int; a date is left out: one date object under two keys is dumped as an anchor
 _FRAGMENT_TYPES = (str, int, float)
-_FRAGMENTS: dict[tuple[str, type, Any], tuple[str, str, Any]] = {}  # (key, type, value) -> (YAML, key, value)
+_FRAGMENTS: dict[tuple[str, type, Any], tuple[str, str, Any]] = {}  # (key, type, value) -> (YAML, key, loaded value)
 _FRAGMENTS_KEPT = 4096
 
 
@@ -181,7 +181,8 @@ def _render_from_fragments(frontmatter: dict[str, Any], where: str) -> tuple[str
     for key, value in ordered.items():
         if not isinstance(key, str) or not isinstance(value, _FRAGMENT_TYPES):
             return None
-        cache_key = (key, type(value), value)
+        # a float by its repr: -0.0 == 0.0 (and nan is no key at all), their YAML differs
+        cache_key = (key, type(value), repr(value) if type(value) is float else value)
         fragment = _FRAGMENTS.get(cache_key)
         if fragment is None:
             text = _dump({key: value})

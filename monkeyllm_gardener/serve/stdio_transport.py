@@ -18,8 +18,9 @@ an answer that will not come; lines may be any length.
 As with the SDK's transport, while serving fd 0 reads the null device and fd
 1 writes to stderr, so a stray ``print`` or a child process can never corrupt
 the protocol on stdout; both are put back at the end. stdin's EOF ends the
-server. When stdin or stdout is not a pipe, socket or terminal (a regular
-file, which an event loop cannot watch), the SDK's own transport serves.
+server. When stdin and stdout are not two pipes or sockets of their own (a
+regular file, which an event loop cannot watch; a terminal; one socket for both;
+stdout shared with stderr: ``_own_pipes``), the SDK's own transport serves.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ CLOSE_SECONDS = 5.0  # at the end, how long answers still buffered may take to r
 @contextlib.asynccontextmanager
 async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     """The (read stream, write stream) pair ``Server.run`` serves, over fds 0 and 1."""
-    if not (_watchable(0) and _watchable(1)):
+    if not _own_pipes():
         async with sdk_stdio_server() as streams:
             yield streams
         return
@@ -75,12 +76,27 @@ async def run_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _watchable(fd: int) -> bool:
+def _own_pipes() -> bool:
+    """Whether stdin and stdout are pipes or sockets the loop can watch, each its own.
+
+    Not when they are one socket (socat ``EXEC:``, inetd, a systemd socket unit):
+    asyncio's write transport watches a socket for the peer's close by reading it,
+    and would take the first request for one. Not when stdout is stderr's file
+    (``2>&1``) or a terminal: the loop makes the wire non-blocking, and stderr
+    would go non-blocking with it. A regular file cannot be watched at all. Those
+    are served by the SDK's own transport, as before."""
     try:
-        mode = os.fstat(fd).st_mode
+        stdin, stdout = os.fstat(0), os.fstat(1)
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    try:
+        stderr: os.stat_result | None = os.fstat(2)
+    except OSError:
+        stderr = None
+    def same(a: os.stat_result, b: os.stat_result | None) -> bool:
+        return b is not None and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+    watchable = all(stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) for st in (stdin, stdout))
+    return watchable and not same(stdin, stdout) and not same(stdout, stderr)
 
 
 @contextlib.contextmanager
@@ -91,7 +107,12 @@ def _wire_fds() -> Any:
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # started with stderr closed: what a stray print writes goes nowhere
+            sink = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(sink, 1)
+            os.close(sink)
         yield wire_in, wire_out
     finally:
         os.close(null)

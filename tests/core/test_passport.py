@@ -159,7 +159,8 @@ TRICKY_STRINGS = [
     "@at", "`tick`", "ação e coração", "日本語のテキスト", "emoji 🌳", "\u2028sep", "nel\x85", "bell\x07",
     "bom\ufeff", "x" * 3000, "word " * 400, "12 bananas, 3 sub-branches", "file:///tmp/x y/%20",
 ]
-TRICKY_SCALARS = [0, 1, -7, 2**63, 2**80, 1.0, 0.5, -0.0, 1e-12, 3.14159, True, False]
+TRICKY_SCALARS = [0, 1, -7, 2**63, 2**80, 1.0, 0.5, -0.0, 0.0, float("inf"), float("nan"), 1e-12, 3.14159,
+                  True, False]
 
 
 def test_a_passport_of_scalars_renders_and_loads_entry_by_entry_as_one_dump_does():

@@ -177,3 +177,66 @@ def test_stdin_from_a_regular_file_is_served_by_the_sdks_transport(served_forest
         code, rest = server.close()
     assert answered["id"] == 0 and answered["result"]["serverInfo"]["name"] == "monkeyllm"
     assert code == 0 and rest == b"", server.log.read_text(encoding="utf-8")
+
+
+def _initialize_over(sock: Any) -> dict[str, Any]:
+    sock.sendall(_line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}))
+    sock.settimeout(STARTUP_SECONDS)
+    received = b""
+    while b"\n" not in received:
+        chunk = sock.recv(1 << 16)
+        assert chunk, "the server closed the socket without answering"
+        received += chunk
+    return json.loads(received.split(b"\n", 1)[0])
+
+
+def test_one_socket_for_stdin_and_stdout_is_answered(served_forest, tmp_path):
+    """inetd, socat EXEC: and systemd socket units hand the server one socket as fd 0
+    and fd 1: its answers must come back on it (an event-loop write transport on
+    that socket would read the requests as the peer closing, and drop every answer)."""
+    import socket
+
+    ours, theirs = socket.socketpair()
+    with open(tmp_path / "serve.log", "w", encoding="utf-8") as stderr:
+        process = subprocess.Popen([VINE, "serve", "--forest", str(served_forest)], stdin=theirs, stdout=theirs,
+                                   stderr=stderr)
+    theirs.close()
+    try:
+        answered = _initialize_over(ours)
+        assert answered["id"] == 0 and answered["result"]["serverInfo"]["name"] == "monkeyllm"
+        ours.shutdown(socket.SHUT_WR)  # EOF: the server ends
+        assert process.wait(timeout=STARTUP_SECONDS) == 0, (tmp_path / "serve.log").read_text(encoding="utf-8")
+    finally:
+        ours.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_stdout_shared_with_stderr_is_served(served_forest, tmp_path):
+    """`vine serve ... 2>&1`: stderr is the protocol's pipe, so the loop must not make
+    it non-blocking under the logger (the SDK's transport serves it)."""
+    for stderr in (subprocess.STDOUT,):
+        process = subprocess.Popen([VINE, "serve", "--forest", str(served_forest)], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(_line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}))
+            seen, deadline = b"", time.monotonic() + STARTUP_SECONDS
+            while b'"id":0' not in seen.replace(b" ", b""):
+                ready, _, _ = select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))
+                assert ready, f"no answer (stderr={stderr}): {seen!r}"
+                seen += os.read(process.stdout.fileno(), 1 << 16)
+            # with 2>&1 the log's lines share the pipe (the operator's choice); the answer is one line
+            answers = [json.loads(line) for line in seen.splitlines() if line.startswith(b"{")]
+            assert [a["id"] for a in answers] == [0], (stderr, seen)
+            process.stdin.close()
+            assert process.wait(timeout=STARTUP_SECONDS) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
