@@ -116,7 +116,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
             staged, counts = Path(prep.dataset_db), prep.row_counts
         else:  # a conversion made without the worker stage: staged here
             staged = new_tmp_db()
-            counts = stage_dataset(conv, str(f.path), str(staged))
+            counts = stage_dataset(conv, f.location, str(staged))
         # the staged file (for SQLite, the snapshot, -wal data included), never the source itself
         payload = PayloadSpec(source=staged, move=True, row_counts=None if counts is None else dict(counts),
                               manual_notes=tuple(conv.manual_notes))

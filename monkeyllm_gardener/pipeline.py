@@ -230,7 +230,7 @@ class Gardener:
             if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
                 report.unchanged.append(node_id)
                 continue
-            unsupported = self.remembered.unsupported_reason(f.path.name)
+            unsupported = self.remembered.unsupported_reason(os.path.basename(f.location))
             if unsupported is not None:
                 # decided from the name alone: a folder of videos is not hashed on every sync
                 report.unsupported.append(f"{f.rel}: {unsupported}")

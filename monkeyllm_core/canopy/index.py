@@ -59,12 +59,6 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def catalog_texts(db: sqlite3.Connection) -> dict[str, str]:
-    """node id -> the hash of the text its vector should hold, for every node of the catalog."""
-    return {node: text_hash(embedded_text(title, summary))
-            for node, title, summary in db.execute("SELECT id, title, summary FROM nodes")}
-
-
 def file_identity(path: Path) -> tuple[int, int, int] | None:
     """What changes when a build renames a new index into place (or rewrites its meta)."""
     try:

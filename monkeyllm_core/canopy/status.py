@@ -26,8 +26,9 @@ def canopy_status(root: Path, db: sqlite3.Connection, embedder_model: str | None
     if meta:
         status.update(model=meta["model"], dimension=int(meta["dimension"]), count=len(rows),
                       built_at=_iso(meta.get("built_at")))
-    status["stale"] = stale_of(db, {node: hashed for node, (hashed, _blob) in rows.items()})
-    status["staged"] = _staged(root / STAGING_PATH, {node: hashed for node, (hashed, _blob) in rows.items()})
+    hashes = {node: hashed for node, (hashed, _blob) in rows.items()}
+    status["stale"] = stale_of(db, hashes)
+    status["staged"] = _staged(root / STAGING_PATH, hashes)
     status["embedder"] = embedder_model
     if meta and embedder_model is not None:
         status["embedder_matches"] = embedder_model == meta["model"]

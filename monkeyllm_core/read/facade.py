@@ -159,8 +159,21 @@ class ReadFacade:
         """The canopy's model, dimension, count, build time and stale count (no endpoint asked)."""
         from ..canopy.status import canopy_status
         self._catalog_for_reads()
-        embedder, _problem = self._query_embedder()
-        return canopy_status(self.root, self.catalog.db, getattr(embedder, "model", None))
+        return canopy_status(self.root, self.catalog.db, self._embedder_model())
+
+    def _embedder_model(self) -> str | None:
+        """The model queries would be embedded with, from the settings alone: no
+        client is built (status asks no endpoint and needs no ``openai``)."""
+        if self.embedder is not None:
+            return self.embedder.model
+        from ..canopy.embedder import ENV_ENDPOINT, EmbedSettings
+        if not os.environ.get(ENV_ENDPOINT):
+            return None
+        try:
+            settings = EmbedSettings.from_env(os.environ)
+        except VineError:
+            return None
+        return settings.model if settings is not None else None
 
     def _query_embedder(self) -> tuple[Any, str | None]:
         """(the embedder for queries, or None; why a configured one cannot work, or None)."""

@@ -3,7 +3,7 @@
 The body index stores, per body, the set of its words, tokenized by FTS5's
 ``ascii`` tokenizer: a word is a maximal run of ASCII letters and digits and of
 every character above U+007F. That rule is simple enough to reproduce here
-exactly (``words_of``), which is what makes the index sound: the words this module
+exactly (``word_lines``), which is what makes the index sound: the words this module
 computes for a body are the words FTS5 holds for it, and the vocabulary the index
 keeps is exactly the words it has seen.
 
@@ -44,14 +44,9 @@ class Piece:
     kind: PieceKind
 
 
-def words_of(folded: str) -> set[str]:
-    """The distinct words of folded text, as the ``ascii`` tokenizer cuts them."""
-    return set(_WORD.findall(folded))
-
-
 def word_lines(folded: str) -> Counter[str]:
-    """Each distinct word of folded text, with the number of lines it is on (words
-    never hold a line break, so these are the words of ``words_of``)."""
+    """Each distinct word of folded text, as the ``ascii`` tokenizer cuts them, with
+    the number of lines it is on (a word never holds a line break)."""
     return Counter(chain.from_iterable(map(set, map(_WORD.findall, folded.split("\n")))))
 
 

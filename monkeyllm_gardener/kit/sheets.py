@@ -140,12 +140,9 @@ class SheetPlan:
     def empty_rows_skipped(self) -> int:
         return len(self.skipped_rows)
 
-    def render(self, row: Sequence[Any]) -> tuple[Any, ...] | None:
-        """One data row as written to SQLite, or None for an empty row."""
-        return self.renderer()(row)
-
     def renderer(self) -> Callable[[Sequence[Any]], tuple[Any, ...] | None]:
-        """``render``, with each column's writer chosen once: for a loop over the rows."""
+        """What writes one data row to SQLite (None for an empty row), each column's
+        writer chosen once: for a loop over the rows."""
         start, stop, width = self.first_col, self.first_col + self.width, self.width
         writers = tuple(cell_writer(column) for column in self.columns)
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from monkeyllm_gardener.navigator import DEADLINE_TURN, HOP_TOOLS, Hunt, navigate
+from monkeyllm_gardener.navigator import Hunt, navigate
 
 from .answer_model import AnswerModel, Meter
 from .forest_service import ForestService
-
-__all__ = ["DEADLINE_TURN", "HOP_TOOLS", "Hunt", "hunt"]
-
 
 async def hunt(service: ForestService, client: str, model: AnswerModel, meter: Meter, *, name: str, question: str,
                hops: int, reply_tokens: int, started: float, deadline: float) -> Hunt:

@@ -64,14 +64,9 @@ class ForestService:
         tool, checked = self._checked(tool_name, args)
         return self._thread.submit(self._run, tool, checked, client)
 
-    def run_on_thread(self, work: Any) -> concurrent.futures.Future:
-        """Run ``work(reader)`` on the forest's thread with its reader (``view`` and
-        other host-side calls that read the forest)."""
-        self._check_open()
-        return self._thread.submit(lambda: work(self._open_reader()))
-
     async def arun_on_thread(self, work: Any) -> Any:
-        """``run_on_thread`` for an event loop, awaited."""
+        """Run ``work(reader)`` on the forest's thread with its reader (``view`` and
+        other host-side calls that read the forest), awaited."""
         self._check_open()
         return await self._awaited(lambda: work(self._open_reader()))
 

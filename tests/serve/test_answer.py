@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import time
 
 import pytest
+from endpoints import dead_endpoint
 
 from monkeyllm_core import Vine, VineError
 from monkeyllm_core.read.contract import wire
@@ -22,9 +22,9 @@ from monkeyllm_gardener.curator.testing_server import (
     tool_calls_completion,
 )
 from monkeyllm_gardener.kit.model import ModelClient, ModelConfigError
+from monkeyllm_gardener.navigator import DEADLINE_TURN, HOP_TOOLS
 from monkeyllm_gardener.serve.answer import answer, answer_call
 from monkeyllm_gardener.serve.answer_cache import AnswerCache
-from monkeyllm_gardener.serve.answer_hops import DEADLINE_TURN, HOP_TOOLS
 from monkeyllm_gardener.serve.answer_model import AnswerModel, Prices, model_for_answer
 from monkeyllm_gardener.serve.forests import Forests
 from monkeyllm_gardener.serve.tools import TOOLS
@@ -312,15 +312,9 @@ def test_past_two_thirds_of_the_deadline_no_new_tool_turn_starts(service):
 # -- a dead model -----------------------------------------------------------------------------
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_a_dead_model_answers_e_timeout_at_once(service):
     started = time.monotonic()
-    error = error_of(lambda: ask(service, f"http://127.0.0.1:{closed_port()}/v1", {"question": EXCHANGE_QUESTION},
+    error = error_of(lambda: ask(service, dead_endpoint(), {"question": EXCHANGE_QUESTION},
                                  retries=2))
     assert time.monotonic() - started < 15  # refused at once, three times: never a hang
     assert error["code"] == "E_TIMEOUT"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlite3
 
 from monkeyllm_core.read.folding import _fold_char, fold, original_span
-from monkeyllm_core.read.wordplan import Piece, pieces_of, words_of
+from monkeyllm_core.read.wordplan import Piece, pieces_of, word_lines
 
 
 def test_case_and_accents_fold_away():
@@ -71,7 +71,7 @@ def test_words_are_what_the_fts5_ascii_tokenizer_cuts():
     db.execute("CREATE VIRTUAL TABLE t USING fts5(w, tokenize = 'ascii', detail = none)")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, row)")
     db.execute("INSERT INTO t VALUES (?)", (text,))
-    assert {row[0] for row in db.execute("SELECT term FROM v")} == words_of(text)
+    assert {row[0] for row in db.execute("SELECT term FROM v")} == set(word_lines(text))
 
 
 def test_a_term_says_which_words_a_body_holding_it_holds():
