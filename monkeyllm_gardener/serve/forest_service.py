@@ -72,10 +72,10 @@ class ForestService:
 
     def _checked(self, tool_name: str, args: Any) -> tuple[Tool, dict[str, Any]]:
         tool = self.tool(tool_name)
-        checked = check_args(tool, args)  # on the caller's thread: a bad call never waits in the queue
-        if tool.writes and self.readonly:
+        if tool.writes and self.readonly:  # before the arguments: a malformed write is still a write
             raise VineError("E_READONLY", f"{self.name} is served read-only: {tool.name} is not offered",
                             "Serve it without --readonly to write, or use a key that may write.")
+        checked = check_args(tool, args)  # on the caller's thread: a bad call never waits in the queue
         self._check_open()
         return tool, checked
 

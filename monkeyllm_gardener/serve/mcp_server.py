@@ -13,7 +13,7 @@ method's parameter names, as primitives.md promises), not one derived from a
 Python signature: the raw argument object goes to ``check_args`` like on every
 other transport, so a wrong call is the same E_SCHEMA envelope everywhere.
 Serving a root of forests, each tool also takes ``forest``. A ``--readonly``
-server offers no write tool at all, so none is listed.
+server lists no write tool; one called anyway gets E_READONLY, as on REST.
 
 An answer is one text block holding ``wire(response)``, the compact JSON the
 budget measured, byte for byte (no structured copy: it would double what goes on
@@ -73,18 +73,19 @@ Answer = Callable[[dict[str, Any], Context], Awaitable[list[ContentBlock]]]
 def build_mcp_server(forests: Forests, answer_model: AnswerModel | None = None) -> Server[Any]:
     """The MCP server of these forests (stdio or streamable HTTP alike). ``answer``
     is offered only when a model is bound (``answer_model``)."""
-    offered = [tool for tool in TOOLS.values()
-               if not (tool.writes and forests.readonly) and (tool.name != "answer" or answer_model is not None)]
-    listed = [_listed(tool, takes_forest=not forests.single) for tool in offered]
-    answers = {tool.name: _answer_for(tool, forests, answer_model) for tool in offered}
+    answerable = [tool for tool in TOOLS.values() if tool.name != "answer" or answer_model is not None]
+    # a --readonly server lists no write tool; one called anyway is refused where
+    # every transport's calls are (ForestService: E_READONLY), not here
+    listed = [_listed(tool, takes_forest=not forests.single) for tool in answerable
+              if not (tool.writes and forests.readonly)]
+    answers = {tool.name: _answer_for(tool, forests, answer_model) for tool in answerable}
     schemas = {tool.name: tool.input_schema for tool in listed}
 
     async def list_tools(_context: Context, _params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=listed)
 
     async def call_tool(context: Context, params: CallToolRequestParams) -> CallToolResult:
-        return await _call(params.name, answers.get(params.name), dict(params.arguments or {}), context,
-                           readonly=forests.readonly)
+        return await _call(params.name, answers.get(params.name), dict(params.arguments or {}), context)
 
     server = Server("monkeyllm", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
                     get_tool_input_schema=schemas.get)
@@ -105,11 +106,11 @@ def _listed(tool: Tool, *, takes_forest: bool) -> ListedTool:
                       annotations=ToolAnnotations(read_only_hint=not tool.writes))
 
 
-async def _call(name: str, answer: Answer | None, arguments: dict[str, Any], context: Context, *,
-                readonly: bool) -> CallToolResult:
+async def _call(name: str, answer: Answer | None, arguments: dict[str, Any], context: Context) -> CallToolResult:
     try:
         if answer is None:
-            raise _not_offered(name, readonly)
+            raise VineError("E_NOT_FOUND", f"no tool named {name!r:.80}",
+                            "tools/list names the tools this server offers.")
         return CallToolResult(content=await answer(arguments, context))
     except VineError as exc:
         return _error(exc.envelope())
@@ -118,14 +119,6 @@ async def _call(name: str, answer: Answer | None, arguments: dict[str, Any], con
         # the exception's type names the problem; its text (paths, data) stays in the server's log
         return _error({"error": {"code": "E_INTERNAL", "message": f"{name}: unexpected {type(exc).__name__}",
                                  "hint": "The server logged the traceback on its stderr; report it."}})
-
-
-def _not_offered(name: str, readonly: bool) -> VineError:
-    tool = TOOLS.get(name)
-    if tool is not None and tool.writes and readonly:
-        return VineError("E_READONLY", f"this server is read-only: {name} is not offered",
-                         "Serve the forest without --readonly to write.")
-    return VineError("E_NOT_FOUND", f"no tool named {name!r:.80}", "tools/list names the tools this server offers.")
 
 
 def _text(response: Any) -> list[ContentBlock]:

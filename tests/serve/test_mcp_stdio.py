@@ -138,6 +138,7 @@ def test_a_readonly_server_offers_no_write_tool(served_forest):
     names, refused, listing = run(session)
     assert not WRITE_TOOLS & set(names) and {"locate", "view", "close_session", "forests"} <= set(names)
     assert refused.is_error and "plant" in refused.content[0].text
+    assert error_of(refused)["code"] == "E_READONLY"
     assert listing == {"forests": [{"name": "acme", "title": "Acme", "readonly": True}]}
     assert not (served_forest / "x" / "y.md").exists()
 
