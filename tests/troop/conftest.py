@@ -17,6 +17,6 @@ def troop_forest_base(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def forest(troop_forest_base, tmp_path) -> Path:
+def acme_forest(troop_forest_base, tmp_path) -> Path:
     """A private copy of the test forest (no heat, no traces)."""
     return private_copy(troop_forest_base, tmp_path / "acme")

@@ -25,9 +25,10 @@ def answering_script() -> TroopScript:
     }, judge=answer_reply(RETAIL, [EXCHANGE]))  # no node cited by two: with --stop quorum, every forager finishes
 
 
-def test_json_is_the_whole_result_and_exit_0_when_answered(vine_cli, forest):
+def test_json_is_the_whole_result_and_exit_0_when_answered(vine_cli, acme_forest):
     with ScriptedOpenAIServer(responder=answering_script()) as server:
-        result = vine_cli("troop", QUESTION, "--forest", forest, "--stop", "quorum", "--json", env=model_env(server))
+        result = vine_cli("troop", QUESTION, "--forest", acme_forest, "--stop", "quorum", "--json",
+                          env=model_env(server))
     assert result.returncode == 0, result.describe()
     out = result.json()
     assert list(out) == ["troop", "question", "answer", "answered", "evidence", "sources", "winner", "stop",
@@ -47,9 +48,10 @@ def test_json_is_the_whole_result_and_exit_0_when_answered(vine_cli, forest):
     assert result.stderr == ""
 
 
-def test_the_text_report_reads_as_a_report(vine_cli, forest):
+def test_the_text_report_reads_as_a_report(vine_cli, acme_forest):
     with ScriptedOpenAIServer(responder=answering_script()) as server:
-        result = vine_cli("troop", QUESTION, "--forest", forest, "--n", "2", "--stop", "quorum", env=model_env(server))
+        result = vine_cli("troop", QUESTION, "--forest", acme_forest, "--n", "2", "--stop", "quorum",
+                          env=model_env(server))
     assert result.returncode == 0, result.describe()
     lines = result.stdout.splitlines()
     assert lines[0] == f"answer: {RETAIL}" and lines[1] == f"evidence: {EXCHANGE}"
@@ -59,18 +61,18 @@ def test_the_text_report_reads_as_a_report(vine_cli, forest):
     assert any(line.startswith("judge: scripted-model, ") for line in lines)
 
 
-def test_exit_1_when_the_troop_finds_no_answer(vine_cli, forest):
+def test_exit_1_when_the_troop_finds_no_answer(vine_cli, acme_forest):
     nothing = answer_reply("I could not find it.", [])
     script = TroopScript({1: [nothing], 2: [nothing], 3: [nothing]}, judge=answer_reply("The forest does not say.", []))
     with ScriptedOpenAIServer(responder=script) as server:
-        result = vine_cli("troop", QUESTION, "--forest", forest, "--json", env=model_env(server))
+        result = vine_cli("troop", QUESTION, "--forest", acme_forest, "--json", env=model_env(server))
     assert result.returncode == 1, result.describe()
     out = result.json()
     assert out["answered"] is False and out["evidence"] == [] and out["winner"] is None and out["heat"] is None
 
 
-def test_no_model_bound_is_one_line_naming_the_endpoint_variable(vine_cli, forest):
-    result = vine_cli("troop", QUESTION, "--forest", forest)
+def test_no_model_bound_is_one_line_naming_the_endpoint_variable(vine_cli, acme_forest):
+    result = vine_cli("troop", QUESTION, "--forest", acme_forest)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "MONKEYLLM_LLM_ENDPOINT" in result.stderr
 
@@ -79,15 +81,15 @@ def test_no_model_bound_is_one_line_naming_the_endpoint_variable(vine_cli, fores
     (["--n", "0"], "error E_SCHEMA: troop: n must be a whole number between 1 and 10, not 0"),
     (["--hops", "40"], "error E_SCHEMA: troop: hops must be a whole number between 1 and 12, not 40"),
 ])
-def test_a_bad_option_is_one_line_and_exit_2(vine_cli, forest, extra, words):
-    result = vine_cli("troop", QUESTION, "--forest", forest, *extra)
+def test_a_bad_option_is_one_line_and_exit_2(vine_cli, acme_forest, extra, words):
+    result = vine_cli("troop", QUESTION, "--forest", acme_forest, *extra)
     assert result.returncode == 2 and result.stderr.startswith(words) and result.stderr.count("\n") == 1
 
 
-def test_every_model_dead_is_one_line_and_exit_2(vine_cli, forest):
+def test_every_model_dead_is_one_line_and_exit_2(vine_cli, acme_forest):
     dead = [(500, error_body("model crashed"))]
     with ScriptedOpenAIServer(responder=TroopScript({1: dead, 2: dead, 3: dead})) as server:
-        result = vine_cli("troop", QUESTION, "--forest", forest, "--json", env=model_env(server))
+        result = vine_cli("troop", QUESTION, "--forest", acme_forest, "--json", env=model_env(server))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("error E_TIMEOUT: troop: the model failed for every forager (3): ")
     assert result.stderr.count("\n") == 1
