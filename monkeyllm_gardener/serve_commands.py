@@ -53,8 +53,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         answer_model = model_for_answer(os.environ)  # None: no model bound, no `answer` offered
     except ModelConfigError as exc:
         raise UsageError(str(exc), "Fix the MONKEYLLM_LLM_* variables, or unset MONKEYLLM_LLM_ENDPOINT.") from None
+    # one forest over stdio has one client, sending a call at a time: its calls run on
+    # the event loop's thread (ForestService, "inline"); HTTP and --root keep a thread per forest
     forests = Forests(forest=Path(args.forest) if args.forest else None,
-                      root=Path(args.root) if args.root else None, readonly=args.readonly)
+                      root=Path(args.root) if args.root else None, readonly=args.readonly,
+                      inline=args.transport == "stdio" and bool(args.forest))
     import logging  # here, not at import: `vine --help` imports this module (issue 16: what a command runs)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="vine serve: %(levelname)s %(message)s")
     try:

@@ -11,6 +11,15 @@ lock, and before each call it brings its catalog up to date with whatever
 committed under it (a ``vine sync`` of the served forest, a ``git pull``) and
 with files edited by hand (``monkeyllm_core.read.freshness``).
 
+Served alone over stdio (``--forest``, one client), the forest's one thread is
+the event loop's own (``inline``): the client sends a call and waits for its
+answer, so a hop to a worker thread and back bought nothing but two thread
+wake-ups a call, about a quarter of a warm read's time over stdio (bench/README.md,
+"stdio MCP: the forest on the loop's thread"). While a call runs the loop does
+nothing else: the next line waits in the pipe and a signal is handled once the
+call returns; what awaits outside the forest (``answer``'s model) still overlaps.
+HTTP and ``--root`` keep a thread per forest: clients and forests run apart.
+
 A write opens a writable ``Vine`` for that write alone and closes it before
 answering, so the commit is on the branch ref (durable) before the client hears
 of it, and the writer lock is held only for the write: ``vine sync`` or ``vine
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,12 +50,25 @@ def _settle(future: asyncio.Future, outcome: Any, failure: BaseException | None)
         future.set_exception(failure)
 
 
+def _run_now(work: Callable[[], Any]) -> concurrent.futures.Future:
+    """A future already holding ``work()``'s outcome (``submit`` of an inline forest)."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    try:
+        future.set_result(work())
+    except BaseException as exc:  # noqa: BLE001 (handed to the caller, who raises it)
+        future.set_exception(exc)
+    return future
+
+
 class ForestService:
-    def __init__(self, name: str, root: Path, *, readonly: bool = False) -> None:
+    def __init__(self, name: str, root: Path, *, readonly: bool = False, inline: bool = False) -> None:
         self.name = name
         self.root = Path(root)
         self.readonly = readonly
-        self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"forest-{name}")
+        # inline: the forest's thread is the one making the calls (see the module's docstring)
+        self._thread = None if inline else concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"forest-{name}")
+        self._caller: int | None = None  # inline: the thread ident of the first call
         self._reader: Vine | None = None  # opened on the forest's thread, on first use
         self._closed = False
 
@@ -62,6 +85,8 @@ class ForestService:
 
     def submit(self, tool_name: str, args: Any, client: str = DEFAULT_CLIENT) -> concurrent.futures.Future:
         tool, checked = self._checked(tool_name, args)
+        if self._thread is None:
+            return _run_now(lambda: self._inline(lambda: self._run(tool, checked, client)))
         return self._thread.submit(self._run, tool, checked, client)
 
     async def arun_on_thread(self, work: Any) -> Any:
@@ -80,10 +105,12 @@ class ForestService:
         return tool, checked
 
     async def _awaited(self, work: Callable[[], Any]) -> Any:
-        """``work()`` on the forest's thread, its outcome handed straight to the loop's
-        future (one ``call_soon_threadsafe``). Cheaper than ``asyncio.wrap_future``,
+        """``work()`` on the forest's thread (inline: right here), its outcome handed
+        straight to the loop's future (one ``call_soon_threadsafe``). Cheaper than ``asyncio.wrap_future``,
         which chains a second, thread-safe future and its callbacks to every call: a
         warm read over stdio is about a millisecond, and the hop is paid on each."""
+        if self._thread is None:
+            return self._inline(work)
         loop = asyncio.get_running_loop()
         answered = loop.create_future()
 
@@ -96,6 +123,15 @@ class ForestService:
                 loop.call_soon_threadsafe(_settle, answered, outcome, failure)
         self._thread.submit(run)
         return await answered
+
+    def _inline(self, work: Callable[[], Any]) -> Any:
+        """``work()`` here, on the one thread an inline forest is ever used from."""
+        caller = threading.get_ident()
+        if self._caller is None:
+            self._caller = caller
+        elif caller != self._caller:  # its SQLite connections belong to the first caller's thread
+            raise RuntimeError(f"forest {self.name} is served inline on another thread")
+        return work()
 
     @staticmethod
     def tool(name: str) -> Tool:
@@ -134,5 +170,8 @@ class ForestService:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
+        if self._thread is None:
+            self._inline(close_reader)
+            return
         self._thread.submit(close_reader)
         self._thread.shutdown(wait=True)

@@ -17,10 +17,16 @@ from .forest_service import ForestService
 
 
 class Forests:
-    def __init__(self, *, forest: Path | None = None, root: Path | None = None, readonly: bool = False) -> None:
+    def __init__(self, *, forest: Path | None = None, root: Path | None = None, readonly: bool = False,
+                 inline: bool = False) -> None:
+        """``inline``: the one forest's calls run on the caller's thread (stdio, one
+        client: ``ForestService``); only with ``forest``."""
         if (forest is None) == (root is None):
             raise ValueError("serve one forest or a root of forests, not both or neither")
+        if inline and forest is None:
+            raise ValueError("only a forest served alone runs inline: a root's forests each get a thread")
         self.readonly = readonly
+        self._inline = inline
         self._single = Path(forest).resolve() if forest is not None else None
         self._root = Path(root).resolve() if root is not None else None
         if self._single is not None and not is_forest(self._single):
@@ -57,7 +63,8 @@ class Forests:
         with self._lock:
             service = self._services.get(name)
             if service is None:
-                service = self._services[name] = ForestService(name, paths[name], readonly=self.readonly)
+                service = self._services[name] = ForestService(name, paths[name], readonly=self.readonly,
+                                                                       inline=self._inline)
             return service
 
     def listing(self, allowed: Iterable[str] | None = None) -> dict[str, Any]:

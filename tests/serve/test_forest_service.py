@@ -110,3 +110,36 @@ def test_a_root_offers_its_forests_by_name_and_nothing_outside(served_forest, tm
             assert error_of(lambda: forests.service(name))["code"] in ("E_NOT_FOUND", "E_SCHEMA")
     finally:
         forests.close()
+
+
+def test_an_inline_forest_runs_on_its_callers_thread_and_refuses_another(served_forest):
+    """Served alone over stdio, the forest's one thread is the event loop's: its calls
+    run where they are made, and a call from a second thread is refused rather than
+    letting two threads share its SQLite connections."""
+    import asyncio
+    import threading
+
+    forests = Forests(forest=served_forest, inline=True)
+    try:
+        service = forests.service(None)
+        ran_on = []
+        looked = asyncio.run(service.arun_on_thread(lambda reader: ran_on.append(threading.get_ident())
+                                                    or reader.look("sales/price-list")))
+        assert looked["title"] == "Price list" and ran_on == [threading.get_ident()]
+        assert service.call("locate", {"query": "price list"})["results"][0]["id"] == "sales/price-list"
+        assert error_of(lambda: service.call("locate", {"q": "x"}))["code"] == "E_SCHEMA"
+
+        refused = []
+        other = threading.Thread(target=lambda: refused.append(
+            pytest.raises(RuntimeError, service.call, "look", {"id": "sales/price-list"})))
+        other.start()
+        other.join(30)
+        assert refused and "another thread" in str(refused[0].value)
+        assert not [t for t in threading.enumerate() if t.name.startswith("forest-")]  # no forest thread made
+    finally:
+        forests.close()
+
+
+def test_only_a_forest_served_alone_runs_inline(served_forest):
+    with pytest.raises(ValueError, match="a root's forests each get a thread"):
+        Forests(root=served_forest.parent, inline=True)
