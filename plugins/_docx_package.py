@@ -61,6 +61,9 @@ def open_document(path: Path) -> Any:
     copy when the package needs one (see ``_repairs``)."""
     import docx
 
+    from monkeyllm_plugins._docx_styles import use_lazy_styles_parts
+
+    use_lazy_styles_parts()
     with zipfile.ZipFile(path) as archive:
         repairs = _repairs(archive)
         source: Any = _repaired_copy(archive, repairs) if repairs else str(path)

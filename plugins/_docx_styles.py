@@ -6,16 +6,29 @@ level, a bullet or numbered list item at some depth, or an ordinary paragraph.
 - ``List Bullet*`` styles and bullet numbering are bullet items, ``List Number*`` and
   other numbering are numbered items; the depth is ``ilvl`` (or the digit in
   ``List Bullet 2``). Numbering removed on purpose (``numId`` 0) is no list.
+
+Documents made from one template share their ``styles.xml`` byte for byte, and it is
+most of the package (python-docx's default one is 350 KB, the body a few KB): what
+is read from it is kept per process by the part's SHA-256 (``document_styles``), and
+a styles part already read is not parsed again (``LazyStylesPart``). A part seen for
+the first time is parsed when the package is opened, as python-docx does, so a
+broken one fails there, with the same error.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from monkeyllm_plugins._docx_format import character_style_marks
+
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 _MAX_STYLE_DEPTH = 10
+_STYLES_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
+_STYLES_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"
+_KEPT_STYLE_PARTS = 16
 _HEADING_NAME = re.compile(r"^heading ([1-9])$", re.IGNORECASE)
 _LIST_NAME = re.compile(r"^list (bullet|number)(?: ([2-9]))?$", re.IGNORECASE)
 
@@ -61,9 +74,41 @@ class ParagraphStyles:
 
 
 def read_paragraph_styles(document: Any) -> ParagraphStyles:
+    return document_styles(document)[0]
+
+
+def document_styles(document: Any) -> tuple[ParagraphStyles, dict[str, frozenset[str]]]:
+    """The paragraph styles and the character styles' marks
+    (``_docx_format.character_style_marks``), read from a styles part once per process."""
+    digest = getattr(_styles_part(document), "styles_digest", None)
+    read = _STYLES_READ.get(digest) if digest is not None else None
+    if read is None:
+        element = document.styles.element
+        read = _paragraph_styles(element), character_style_marks(element)
+        if digest is not None:
+            if len(_STYLES_READ) >= _KEPT_STYLE_PARTS:
+                del _STYLES_READ[next(iter(_STYLES_READ))]  # the oldest
+            _STYLES_READ[digest] = read
+    (styles, default_style), marks = read
+    return ParagraphStyles(styles=styles, default_style=default_style,
+                           number_formats=_number_formats(document)), marks
+
+
+# styles part SHA-256 -> ((paragraph styles, default style), character style marks)
+_STYLES_READ: dict[bytes, tuple[tuple[dict[str, StyleKind], StyleKind], dict[str, frozenset[str]]]] = {}
+
+
+def _styles_part(document: Any) -> Any:
+    try:
+        return document.part.part_related_by(_STYLES_REL)
+    except KeyError:  # python-docx makes a default one: read it the ordinary way
+        return None
+
+
+def _paragraph_styles(styles_element: Any) -> tuple[dict[str, StyleKind], StyleKind]:
     raw: dict[str, tuple[str, str | None]] = {}  # style id -> (name, based-on id)
     default_id = None
-    for style in document.styles.element.iterchildren(f"{W}style"):
+    for style in styles_element.iterchildren(f"{W}style"):
         style_id = style.get(f"{W}styleId")
         if style_id is None or style.get(f"{W}type") not in (None, "paragraph"):
             continue
@@ -76,11 +121,59 @@ def read_paragraph_styles(document: Any) -> ParagraphStyles:
         if style.get(f"{W}default") in ("1", "true"):
             default_id = style_id
     styles = {style_id: _resolve_style(style_id, raw) for style_id in raw}
-    return ParagraphStyles(
-        styles=styles,
-        default_style=styles.get(default_id or "", StyleKind()),
-        number_formats=_number_formats(document),
-    )
+    return styles, styles.get(default_id or "", StyleKind())
+
+
+def use_lazy_styles_parts() -> None:
+    """Have python-docx load styles parts as ``LazyStylesPart`` (its registry of part
+    classes is the way it offers to replace one)."""
+    from docx.opc.part import PartFactory
+
+    PartFactory.part_type_for[_STYLES_TYPE] = _lazy_styles_part_class()
+
+
+def _lazy_styles_part_class() -> type:
+    global _LAZY_CLASS
+    if _LAZY_CLASS is not None:
+        return _LAZY_CLASS
+    from docx.oxml.parser import parse_xml
+    from docx.parts.styles import StylesPart
+
+    class LazyStylesPart(StylesPart):
+        """A styles part whose XML is parsed when first used: at once when its bytes
+        were never read in this process (so a broken part fails as it always did),
+        else only if something asks for the element."""
+
+        _parsed: Any = None
+        _source: bytes = b""
+        styles_digest: bytes | None = None
+
+        @classmethod
+        def load(cls, partname: Any, content_type: str, blob: bytes, package: Any) -> Any:
+            digest = hashlib.sha256(blob).digest()
+            if digest in _STYLES_READ:
+                part = cls(partname, content_type, None, package)
+                part._source = blob
+            else:
+                part = cls(partname, content_type, parse_xml(blob), package)
+            part.styles_digest = digest
+            return part
+
+        @property
+        def _element(self) -> Any:
+            if self._parsed is None and self._source:
+                self._parsed = parse_xml(self._source)
+            return self._parsed
+
+        @_element.setter
+        def _element(self, element: Any) -> None:
+            self._parsed = element
+
+    _LAZY_CLASS = LazyStylesPart
+    return LazyStylesPart
+
+
+_LAZY_CLASS: type | None = None
 
 
 def _resolve_style(style_id: str, raw: dict[str, tuple[str, str | None]]) -> StyleKind:

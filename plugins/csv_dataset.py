@@ -20,6 +20,7 @@ import csv
 import io
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -32,7 +33,7 @@ from monkeyllm_gardener.kit import (
     is_blank_file,
     repair_headers,
     table_name_from,
-    text_row_converter,
+    text_rows_converter,
     unique_name,
     wide_table_schema,
 )
@@ -43,6 +44,9 @@ csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 50
+# Records read, typed and loaded together: a column at a time within a batch (C-level
+# loops), while memory stays bounded whatever the file's size.
+_BATCH = 256
 # Files that are not text at all, misnamed .csv (an exported workbook, a database).
 _BINARY_SIGNATURES = {
     b"PK\x03\x04": "a zip archive (an .xlsx workbook?)",
@@ -70,11 +74,12 @@ class CsvRows:
         padding: list[str | None] = [None] * width
         start, stop = self.start, width if self.stop is None else self.stop
         whole = start == 0 and stop == width
-        convert = text_row_converter(self.column_types)
-        for record in _data_records(self.path, self.encoding, self.delimiter, self.single_column):
-            if len(record) != width:
-                record = (record + padding[len(record):])[:width]
-            yield convert(record if whole else record[start:stop])
+        convert = text_rows_converter(self.column_types)
+        for records in _data_batches(self.path, self.encoding, self.delimiter, self.single_column):
+            if min(map(len, records)) != width or max(map(len, records)) != width:
+                records = [record if len(record) == width else (record + padding[len(record):])[:width]
+                           for record in records]
+            yield from convert(records if whole else [record[start:stop] for record in records])
 
 
 @dataclass(kw_only=True)
@@ -218,16 +223,25 @@ def _separator_counts(sample: str, delimiter: str) -> list[int]:
     return [len(record) - 1 for record in records if not _is_blank(record)]
 
 
-def _records(path: Path, encoding: str, delimiter: str) -> Iterator[list[str]]:
+def _record_batches(path: Path, encoding: str, delimiter: str) -> Iterator[list[list[str]]]:
+    """The file's records, in batches of ``_BATCH`` (the last may be shorter). A bad
+    record ends the batch: the records before it come first, then the error."""
     with path.open("r", encoding=encoding, newline="") as stream:
         reader = csv.reader(stream, delimiter=delimiter)
-        try:
-            yield from reader
-        except csv.Error as error:
-            raise ConversionError(
-                f"unreadable CSV: {path.name} line {reader.line_num}: {error}; "
-                "fix the quoting there or re-export the file"
-            ) from None
+        while True:
+            batch: list[list[str]] = []
+            try:
+                batch.extend(islice(reader, _BATCH))  # keeps what it read when the reader raises
+            except csv.Error as error:
+                if batch:
+                    yield batch
+                raise ConversionError(
+                    f"unreadable CSV: {path.name} line {reader.line_num}: {error}; "
+                    "fix the quoting there or re-export the file"
+                ) from None
+            if not batch:
+                return
+            yield batch
 
 
 def _is_blank(record: list[str]) -> bool:
@@ -241,36 +255,63 @@ def _is_blank_record(record: list[str], *, single_column: bool) -> bool:
     return not record if single_column else _is_blank(record)
 
 
-def _data_records(path: Path, encoding: str, delimiter: str, single_column: bool = False) -> Iterator[list[str]]:
-    """Every record after the header, blank lines left out."""
-    records = iter(_records(path, encoding, delimiter))
-    for record in records:
-        if not _is_blank(record):
-            break  # the header
-    for record in records:
-        if not _is_blank_record(record, single_column=single_column):
-            yield record
+def _without_blank_records(batch: list[list[str]], *, single_column: bool) -> list[list[str]]:
+    # a blank record has at most one value: a batch of wider records has none
+    if min(map(len, batch)) > (0 if single_column else 1):
+        return batch
+    return [record for record in batch if not _is_blank_record(record, single_column=single_column)]
+
+
+def _split_header(batches: Iterator[list[list[str]]]) -> tuple[list[str], Iterator[list[list[str]]]]:
+    """The header (the first record that is not blank; [] when there is none) and
+    the batches of the records after it."""
+    for batch in batches:
+        for position, record in enumerate(batch):
+            if not _is_blank(record):
+                return record, chain([batch[position + 1:]], batches)
+    return [], iter(())
+
+
+def _without_blank_lines(batches: Iterator[list[list[str]]], single_column: bool) -> Iterator[list[list[str]]]:
+    """The batches below the header with blank lines left out; none is empty."""
+    for batch in batches:
+        if batch:
+            batch = _without_blank_records(batch, single_column=single_column)
+            if batch:
+                yield batch
+
+
+def _data_batches(path: Path, encoding: str, delimiter: str, single_column: bool = False) -> Iterator[list[list[str]]]:
+    """Every record after the header, in batches, blank lines left out."""
+    _, batches = _split_header(_record_batches(path, encoding, delimiter))
+    return _without_blank_lines(batches, single_column)
 
 
 def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
+    """The header, the column types and the counts the notes need, a batch of
+    records at a time (``TypeTracker.observe_text_rows``)."""
     scan = _FirstPass()
-    header_seen = False
-    for record in _records(path, encoding, delimiter):
-        if _is_blank(record) and (
-            not header_seen or _is_blank_record(record, single_column=len(scan.header) == 1)
-        ):
-            continue  # blank lines hold no value: nothing is lost by skipping them
-        if "\x00" in "".join(record):  # rare: count cells only when the record has one
-            scan.cells_with_nul += sum("\x00" in cell for cell in record)
-        if not header_seen:
-            scan.header, header_seen = record, True
-            continue
-        scan.row_count += 1
-        scan.max_row_width = max(scan.max_row_width, len(record))
-        scan.short_rows += len(record) < len(scan.header)
-        scan.long_rows += len(record) > len(scan.header)
-        scan.types.observe_text_row(record)
+    scan.header, batches = _split_header(_record_batches(path, encoding, delimiter))
+    scan.cells_with_nul = _cells_with_nul([scan.header])
+    header_width = len(scan.header)
+    for batch in _without_blank_lines(batches, header_width == 1):
+        scan.cells_with_nul += _cells_with_nul(batch)
+        scan.row_count += len(batch)
+        widths = list(map(len, batch))
+        shortest, widest = min(widths), max(widths)
+        scan.max_row_width = max(scan.max_row_width, widest)
+        if shortest < header_width:
+            scan.short_rows += sum(width < header_width for width in widths)
+        if widest > header_width:
+            scan.long_rows += sum(width > header_width for width in widths)
+        scan.types.observe_text_rows(batch)
     return scan
+
+
+def _cells_with_nul(records: list[list[str]]) -> int:
+    if "\x00" not in "".join(map("".join, records)):  # rare: count cells only when there is one
+        return 0
+    return sum("\x00" in cell for record in records for cell in record)
 
 
 def _ragged_notes(scan: _FirstPass, header_width: int, extra_names: list[str]) -> list[str]:

@@ -59,7 +59,6 @@ from monkeyllm_plugins._docx_format import (
     STRIKE,
     UNDERLINE,
     Segment,
-    character_style_marks,
     common_marks,
     render,
     run_marks,
@@ -78,7 +77,7 @@ from monkeyllm_plugins._docx_parts import (
     note_definitions,
     part_element,
 )
-from monkeyllm_plugins._docx_styles import ParagraphStyles, read_paragraph_styles
+from monkeyllm_plugins._docx_styles import ParagraphStyles, document_styles
 from monkeyllm_plugins._omml import equation_text
 
 from monkeyllm_gardener import Conversion, ConversionError, hookimpl
@@ -167,11 +166,8 @@ class DocxConverter:
                 f"{path.name}: not a readable Word document ({type(error).__name__}): "
                 "open it in Word and save it as .docx again"
             ) from None
-        context = _Context(
-            paragraphs=read_paragraph_styles(document),
-            style_marks=character_style_marks(document.styles.element),
-            part=document.part,
-        )
+        paragraphs, style_marks = document_styles(document)
+        context = _Context(paragraphs=paragraphs, style_marks=style_marks, part=document.part)
         body = document.element.body
         context.has_title = any(context.paragraphs.kind(p).heading_level == 0 for p in body.iter(f"{W}p"))
         # A valid document has one body; some writers repeat it, and Word shows them all.

@@ -74,8 +74,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Iterator, Literal, Sequence
 
 from monkeyllm_gardener.conversion import ConversionError
 
@@ -83,7 +84,7 @@ __all__ = [
     "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "CellKind", "NumberToken", "SqlType", "TablePart",
     "TooManyColumns", "TypeTracker", "classify_text", "classify_value", "convert_text", "convert_value",
     "decimal_notes", "repair_headers", "split_wide_table", "stored_real_differs", "table_name_from",
-    "text_converters", "text_row_converter", "unique_name", "value_converters", "wide_table_schema",
+    "text_converters", "text_row_converter", "text_rows_converter", "unique_name", "value_converters", "wide_table_schema",
 ]
 
 SqlType = Literal["INTEGER", "REAL", "TEXT"]
@@ -109,6 +110,15 @@ _NAME_CATEGORIES = frozenset({"Ll", "Lm", "Lo", "Mn", "Mc", "Me", "Nd"})
 _INTEGER_TEXT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _REAL_TEXT = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NUMBER_START = frozenset("-.0123456789")  # the first character of any INTEGER or REAL
+# Lines ("\n"-joined cells) that ``classify_text`` calls INTEGER / REAL without a
+# second look: at most 15 characters, so within 64 bits and exact as a double, no
+# exponent, no negative zero. An empty line is an empty cell (NULL). A column whose
+# cells all match is typed by one C-level match instead of a Python call per cell.
+_SHORT_INTEGER_LINE = r"(?:0|[1-9][0-9]{0,14}|-[1-9][0-9]{0,13})"
+_SHORT_NUMBER_LINE = (r"(?:(?=[^\n]{1,15}(?:\n|\Z))(?!-[0.]*(?:\n|\Z))"
+                      r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+))")
+_SHORT_INTEGER_LINES = re.compile(rf"{_SHORT_INTEGER_LINE}?(?:\n{_SHORT_INTEGER_LINE}?)*")
+_SHORT_NUMBER_LINES = re.compile(rf"{_SHORT_NUMBER_LINE}?(?:\n{_SHORT_NUMBER_LINE}?)*")
 
 
 # ---------------------------------------------------------------- names
@@ -302,6 +312,49 @@ class _ColumnEvidence:
         if self.rewritten is None and stored_real_differs(cell):
             self.rewritten = cell
 
+    def observe_text_cells(self, cells: list[str | None]) -> None:
+        """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``)."""
+        distinct = list(dict.fromkeys(cells))  # first appearances, in row order
+        try:
+            joined = "\n".join(distinct)
+        except TypeError:  # a None cell: the cell-by-cell rules below handle it
+            joined = None
+        # a cell holding "\n" would pass for two lines: such columns take the slow way
+        if joined is not None and joined.count("\n") == len(distinct) - 1:
+            if _SHORT_INTEGER_LINES.fullmatch(joined):
+                self._observe_short_numbers(distinct, reals=False)
+                return
+            if _SHORT_NUMBER_LINES.fullmatch(joined):
+                # the short-number lines without a "." are the integers
+                self._observe_short_numbers(distinct, reals=True)
+                return
+        seen = self.seen
+        for cell in distinct:
+            kind = classify_text(cell)
+            seen.add(kind)
+            if kind == "text":
+                return  # TEXT whatever follows
+            if self.rewritten is None and (kind == "real" or kind == "integer"):
+                self.note_number(cell)
+
+    def _observe_short_numbers(self, distinct: list[str], *, reals: bool) -> None:
+        numbers = [cell for cell in distinct if cell] if "" in distinct else distinct
+        if len(numbers) < len(distinct):
+            self.seen.add("null")
+        if not numbers:
+            return
+        if not reals:
+            self.seen.add("integer")
+        else:
+            self.seen.add("real")
+            if "".join(numbers).count(".") < len(numbers):
+                self.seen.add("integer")
+        if self.rewritten is None:
+            # the first number whose double reads back differently, as note_number finds it
+            stored = list(map(repr, map(float, numbers)))
+            if stored != numbers:
+                self.rewritten = next(cell for cell, back in zip(numbers, stored) if cell != back)
+
 
 class TypeTracker:
     """Accumulates cell kinds per column position; ``types(width)`` gives the verdict,
@@ -344,6 +397,31 @@ class TypeTracker:
                     column.note_number(cell)
         if decided:
             self._undecided = [(i, c) for i, c in self._undecided if "text" not in c.seen]
+
+    def observe_text_rows(self, rows: Sequence[Sequence[str | None]]) -> None:
+        """``observe_text_row`` for each of ``rows`` in order, a column at a time.
+
+        A column's verdict depends only on which kinds it holds, and its decimal note
+        on the first number whose text REAL would change, so each distinct cell is
+        classified once, in the order it first appears; a column of short numbers
+        (see ``_SHORT_NUMBER_LINES``) is typed by one regex match over its cells."""
+        if not rows:
+            return
+        widths = list(map(len, rows))
+        shortest, widest = min(widths), max(widths)
+        columns = self._columns
+        while len(columns) < widest:
+            columns.append(_ColumnEvidence())
+        for index in range(widest):
+            column = columns[index]
+            if "text" in column.seen:
+                continue
+            if index < shortest:
+                cells = list(map(itemgetter(index), rows))
+            else:  # a ragged row holds no cell here: nothing is observed for it
+                cells = [row[index] for row in rows if len(row) > index]
+            column.observe_text_cells(cells)
+        self._undecided = None
 
     def observe_value_row(self, values: Sequence[Any]) -> None:
         for index, value in enumerate(values):
@@ -422,6 +500,82 @@ def text_row_converter(sql_types: Sequence[SqlType]) -> Callable[[Sequence[str |
         return tuple(values)
 
     return convert
+
+
+def text_rows_converter(sql_types: Sequence[SqlType]) -> Callable[[list[Sequence[str | None]]], Iterator[tuple[Any, ...]]]:
+    """A function loading a batch of rows, each of exactly ``len(sql_types)`` text
+    cells, into the rows ``text_row_converter`` gives, a column at a time: a TEXT
+    column without NULL cells passes through as it is, a numeric one is one
+    ``map(int)``/``map(float)``. A batch that fails is converted again row by row, so
+    the error is raised at its row, as the row-at-a-time loader raises it."""
+    converters = [_TEXT_COLUMN_CONVERTERS[sql_type] for sql_type in sql_types]
+    by_row = text_row_converter(sql_types)
+
+    def convert(rows: list[Sequence[str | None]]) -> Iterator[tuple[Any, ...]]:
+        if not rows:
+            return iter(())
+        try:
+            columns = [convert_column(cells) for convert_column, cells in zip(converters, zip(*rows))]
+        except Exception:
+            return map(by_row, rows)
+        return zip(*columns)
+
+    return convert
+
+
+def _blank_positions(cells: tuple[str | None, ...]) -> list[int] | None:
+    """Where the NULL rule's cells (empty or whitespace only) are, found by C-level
+    searches; None when a cell is None (a ragged row's padding)."""
+    try:
+        stripped = list(map(str.strip, cells))
+    except TypeError:
+        return None
+    positions: list[int] = []
+    try:
+        while True:
+            positions.append(stripped.index("", positions[-1] + 1 if positions else 0))
+    except ValueError:
+        return positions
+
+
+def _text_column(cells: tuple[str | None, ...]) -> Sequence[str | None]:
+    blanks = _blank_positions(cells)
+    if blanks is None:
+        return [_text_cell(cell) for cell in cells]
+    if not blanks:
+        return cells
+    values: list[str | None] = list(cells)
+    for position in blanks:
+        values[position] = None
+    return values
+
+
+def _number_column(cells: tuple[str | None, ...], number: Callable[[str], Any]) -> list[Any]:
+    try:
+        return list(map(number, cells))  # int() and float() refuse every blank or None cell
+    except (ValueError, TypeError):
+        pass
+    blanks = _blank_positions(cells)
+    if blanks is None:
+        return [number(cell) if cell is not None and cell.strip() else None for cell in cells]
+    values: list[Any] = list(cells)
+    for position in blanks:
+        values[position] = "0"  # a stand-in, so the rest converts in one map
+    values = list(map(number, values))
+    for position in blanks:
+        values[position] = None
+    return values
+
+
+def _integer_column(cells: tuple[str | None, ...]) -> list[int | None]:
+    return _number_column(cells, int)
+
+
+def _real_column(cells: tuple[str | None, ...]) -> list[float | None]:
+    return _number_column(cells, float)
+
+
+_TEXT_COLUMN_CONVERTERS = {"TEXT": _text_column, "INTEGER": _integer_column, "REAL": _real_column}
 
 
 def convert_value(value: Any, sql_type: SqlType) -> Any:
