@@ -74,7 +74,12 @@ class _DateProblems:
 def row_values(sheet: Any, index: int, datemode: int, problems: _DateProblems) -> list[Any]:
     """Row ``index`` (0-based) of an xlrd sheet as Python values (``typed_value``),
     read from xlrd's type and value arrays: no ``Cell`` object per cell."""
-    return [typed_value(kind, value, datemode, problems)
+    limit = _EXACT_FLOAT_LIMIT
+    # text and float numbers, most cells, inline; every other cell through typed_value
+    return [value if kind == _CELL_TEXT
+            else (int(value) if value.is_integer() and -limit <= value <= limit else value)
+            if kind == _CELL_NUMBER and type(value) is float
+            else typed_value(kind, value, datemode, problems)
             for kind, value in zip(sheet.row_types(index), sheet.row_values(index))]
 
 
