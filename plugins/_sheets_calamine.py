@@ -51,11 +51,18 @@ _EXACT_FLOAT_LIMIT = 2**53
 # 1900 leap-year bug is handled differently).
 _FIRST_AGREED_SERIAL = 61
 
-# Reasons to leave a workbook to openpyxl, looked for in each sheet's XML.
+# Reasons to leave a workbook to openpyxl, looked for in each sheet's XML. Each
+# pattern that has to try every position of a part is guarded by one that starts with
+# a literal (which the regex engine finds at memchr speed): a part without the
+# guard's match has no match of the pattern (``_needs_openpyxl``).
 _UNSEEN_BY_CALAMINE = re.compile(rb'\st="(?:e|d)"|_x[0-9A-Fa-f]{4}_')
+_UNSEEN_GUARDS = (re.compile(rb't="[ed]"'), re.compile(rb"_x[0-9A-Fa-f]{4}_"))
 _PREFIXED_TAG = re.compile(rb"<[A-Za-z_][\w.-]*:(?:c|row|v|sheetData)[\s>/]")
+_PREFIXED_TAG_GUARD = re.compile(rb":(?:c|row|v|sheetData)[\s>/]")
 _CELL_WITHOUT_REF = re.compile(rb'<c(?:\s(?![^>]*\br=")[^>]*)?/?>')
 _ROW_WITHOUT_REF = re.compile(rb'<row(?:\s(?![^>]*\br=")[^>]*)?/?>')
+# A tag followed by another space than " " (or none): the counts below do not see it.
+_TAG_OTHER_SPACE = {b"<c": re.compile(rb"<c[\t\r\n\x0b\x0c>/]"), b"<row": re.compile(rb"<row[\t\r\n\x0b\x0c>/]")}
 _LAST_ROW = re.compile(rb'<row\s[^>]*?\br="(\d+)"')
 _MERGE = re.compile(rb"<mergeCell[\s/>]")
 # Number texts whose double calamine would read as another value than openpyxl's:
@@ -123,15 +130,17 @@ class FastWorkbook:
     path: Path
     sheets: tuple[FastSheet, ...]
 
-    def rows(self, sheet: FastSheet) -> Iterator[list[Any]]:
-        """The sheet's rows as openpyxl gives them (row 1 first, gaps as empty rows)."""
-        import python_calamine
-
+    def rows(self, sheet: FastSheet, opened: Any = None) -> Iterator[list[Any]]:
+        """The sheet's rows as openpyxl gives them (row 1 first, gaps as empty rows);
+        ``opened``: the workbook open in calamine already (``open_calamine``)."""
+        if opened is None:
+            with open_calamine(self.path) as workbook:
+                grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
+        else:
+            grid = opened.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
         patches = sheet.patches
-        with python_calamine.CalamineWorkbook.from_path(str(self.path)) as workbook:
-            grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
         for row_index, row in enumerate(grid):
-            values = [_as_openpyxl(value) for value in row]
+            values = _as_openpyxl_row(row)
             for column, value in patches.get(row_index, {}).items():
                 values.extend([None] * (column + 1 - len(values)))
                 values[column] = value
@@ -140,6 +149,13 @@ class FastWorkbook:
         # survey's empty-row run limit counts them
         for _ in range(len(grid), sheet.last_xml_row):
             yield []
+
+
+def open_calamine(path: Path) -> Any:
+    """The workbook open in calamine (a context manager)."""
+    import python_calamine
+
+    return python_calamine.CalamineWorkbook.from_path(str(path))
 
 
 def _as_openpyxl(value: Any) -> Any:
@@ -151,6 +167,17 @@ def _as_openpyxl(value: Any) -> Any:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return dt.datetime(value.year, value.month, value.day)
     return value
+
+
+def _as_openpyxl_row(row: list[Any]) -> list[Any]:
+    """``_as_openpyxl`` of each value, inlined (the one loop over every cell): calamine
+    gives str, float, bool, date, datetime, time and timedelta values exactly."""
+    limit = _EXACT_FLOAT_LIMIT
+    return [(v or None) if (kind := type(v)) is str
+            else (int(v) if v.is_integer() and -limit <= v <= limit else v) if kind is float
+            else v if kind is not dt.date
+            else dt.datetime(v.year, v.month, v.day)
+            for v in row]
 
 
 class _NeedsOpenpyxl(Exception):
@@ -189,7 +216,7 @@ def _check_strings(archive: zipfile.ZipFile, names: set[str]) -> None:
     for name in names:
         if name.lower().endswith("sharedstrings.xml"):
             data = archive.read(name)
-            if b"<rPh" in data or _UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data):
+            if b"<rPh" in data or _unseen_by_calamine(data) or _prefixed_tag(data):
                 raise _NeedsOpenpyxl
 
 
@@ -230,11 +257,18 @@ def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[
 
     parser = WorkbookParser(archive, WORKBOOK_PART)
     parser.parse()
+    found = list(parser.find_sheets())
     members: dict[str, str | None] = {}
-    for sheet, rel in parser.find_sheets():
+    for sheet, rel in found:
         kind = rel.Type.rpartition("/")[2]
         members[sheet.name] = rel.target if kind == "worksheet" else None
-    if STYLES_PART in archive.namelist():
+    # load_workbook binds the defined names to the sheets it loaded (each listed one
+    # whose part exists), and warns of a name whose sheet index is not among them:
+    # the same list, so the same warnings (a print area on sheet 2 is no warning)
+    names = set(archive.namelist())
+    parser.wb._sheets = [_SheetSlot() if rel.Type.rpartition("/")[2] == "worksheet" else _ChartsheetSlot()
+                         for _sheet, rel in found if rel.target in names]
+    if STYLES_PART in names:
         ids = _CUSTOM_FORMAT_ID.findall(archive.read(STYLES_PART))
         if any(int(i) < _FIRST_CUSTOM_ID for i in ids):
             # a custom format under a built-in id: which of the two a library uses is its own choice
@@ -244,11 +278,23 @@ def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[
     return parser.wb.epoch, _read_styles(parser.wb), members
 
 
+class _SheetSlot:
+    """What ``WorkbookParser.assign_names`` binds a worksheet's defined names to (as
+    on openpyxl's read-only worksheet)."""
+
+    def __init__(self) -> None:
+        self.defined_names: dict[str, Any] = {}
+
+
+class _ChartsheetSlot:
+    """A chartsheet's place: no ``defined_names``, as on openpyxl's ``Chartsheet``."""
+
+
 def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members: dict[str, str | None],
                  epoch: dt.datetime, styles: _Styles) -> FastWorkbook:
     import python_calamine
 
-    with python_calamine.CalamineWorkbook.from_path(str(path)) as workbook:
+    with open_calamine(path) as workbook:
         metadata = workbook.sheets_metadata
     if [m.name for m in metadata] != list(members):
         raise _NeedsOpenpyxl  # another sheet list than openpyxl's: let openpyxl read it
@@ -263,14 +309,33 @@ def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members:
                                     member=None, last_xml_row=0, merged_ranges=0, has_formulas=False))
             continue
         data = archive.read(member)
-        if (_UNSEEN_BY_CALAMINE.search(data) or _PREFIXED_TAG.search(data) or _ODD_CELL_START.search(data)
-                or _CELL_WITHOUT_REF.search(data) or _ROW_WITHOUT_REF.search(data)):
+        if (_unseen_by_calamine(data) or _prefixed_tag(data) or _ODD_CELL_START.search(data)
+                or _without_ref(data, b"<c", _CELL_WITHOUT_REF) or _without_ref(data, b"<row", _ROW_WITHOUT_REF)):
             raise _NeedsOpenpyxl
         sheets.append(FastSheet(index=index, title=meta.name, is_chartsheet=False,
                                 member=member, last_xml_row=_last_row(data),
                                 merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data,
                                 patches=_cell_patches(data, styles, epoch)))
     return FastWorkbook(path=path, sheets=tuple(sheets))
+
+
+def _unseen_by_calamine(data: bytes) -> bool:
+    if not any(guard.search(data) for guard in _UNSEEN_GUARDS):
+        return False
+    return _UNSEEN_BY_CALAMINE.search(data) is not None
+
+
+def _prefixed_tag(data: bytes) -> bool:
+    return _PREFIXED_TAG_GUARD.search(data) is not None and _PREFIXED_TAG.search(data) is not None
+
+
+def _without_ref(data: bytes, tag: bytes, pattern: re.Pattern[bytes]) -> bool:
+    """True when an element ``tag`` lacks its ``r`` reference (``pattern`` matches):
+    when every ``<c `` is a ``<c r="`` and no ``<c`` is followed by another space or
+    none, there is nothing for the pattern to find."""
+    if data.count(tag + b" ") == data.count(tag + b' r="') and not _TAG_OTHER_SPACE[tag].search(data):
+        return False
+    return pattern.search(data) is not None
 
 
 def _last_row(data: bytes) -> int:
@@ -290,11 +355,28 @@ def _cell_patches(data: bytes, styles: _Styles, epoch: dt.datetime) -> dict[int,
     seen: set[int] = set()
     for found in _RISKY_NUMBER.finditer(data):
         _patch_cell(data, data.rfind(_CELL_START, 0, found.start()), styles, epoch, patches, seen)
-    if styles.not_plain:
-        wanted = b"|".join(str(i).encode() for i in sorted(styles.not_plain))
-        for found in re.finditer(rb'<c\s[^>]*?\bs="(?:' + wanted + rb')"', data):
+    # A whole day from day 61 on, in a style made of date tokens only, is the common
+    # date cell, and calamine's date is openpyxl's. When every ``s="N"`` of those styles
+    # in the part ends such a cell's head (`` s="N"[ t="n"]><v>45000</v></c>``: the two
+    # counts agree), none of those cells is looked at one by one.
+    looked_at = styles.not_plain
+    if styles.simple_dates:
+        agreed = re.compile(rb' s="' + _styles_pattern(styles.simple_dates) + rb'"(?: t="n")?><v>'
+                            + _AGREED_DAY + rb"</v></c>")
+        if sum(data.count(b's="%d"' % i) for i in styles.simple_dates) == len(agreed.findall(data)):
+            looked_at = styles.not_plain - styles.simple_dates
+    if looked_at:
+        for found in re.finditer(_STYLED_CELL % _styles_pattern(looked_at), data):
             _patch_cell(data, found.start(), styles, epoch, patches, seen)
     return patches
+
+
+_STYLED_CELL = rb'<c\s[^>]*?\bs="(?:%b)"'
+_AGREED_DAY = rb"(?:[1-9][0-9]{2,}|6[1-9]|[7-9][0-9])"  # a whole number >= 61 (_whole_agreed_day)
+
+
+def _styles_pattern(indexes: frozenset[int]) -> bytes:
+    return b"(?:" + b"|".join(str(i).encode() for i in sorted(indexes)) + b")"
 
 
 def _patch_cell(data: bytes, start: int, styles: _Styles, epoch: dt.datetime,

@@ -50,14 +50,17 @@ from monkeyllm_gardener.kit import (
     empty_workbook_conversion,
     sheet_label,
     stopped_warning,
-    survey_sheet,
     table_name_from,
     unique_name,
     with_warnings,
     workbook_conversion,
 )
+from monkeyllm_gardener.kit.sheets import CachedSheetRows, survey_sheet_keeping_rows
 
 _EXACT_FLOAT_LIMIT = 2**53
+# Sheets up to this many cells keep the rows read by the survey (the book is read
+# once); larger ones are read again from the file when loaded (memory stays flat).
+CACHE_CELLS_LIMIT = 200_000
 # xlrd cell types (xlrd.XL_CELL_*), spelt out so this module imports without xlrd.
 (_CELL_EMPTY, _CELL_TEXT, _CELL_NUMBER, _CELL_DATE,
  _CELL_BOOLEAN, _CELL_ERROR, _CELL_BLANK) = range(7)
@@ -71,7 +74,12 @@ class _DateProblems:
 def row_values(sheet: Any, index: int, datemode: int, problems: _DateProblems) -> list[Any]:
     """Row ``index`` (0-based) of an xlrd sheet as Python values (``typed_value``),
     read from xlrd's type and value arrays: no ``Cell`` object per cell."""
-    return [typed_value(kind, value, datemode, problems)
+    limit = _EXACT_FLOAT_LIMIT
+    # text and float numbers, most cells, inline; every other cell through typed_value
+    return [value if kind == _CELL_TEXT
+            else (int(value) if value.is_integer() and -limit <= value <= limit else value)
+            if kind == _CELL_NUMBER and type(value) is float
+            else typed_value(kind, value, datemode, problems)
             for kind, value in zip(sheet.row_types(index), sheet.row_values(index))]
 
 
@@ -184,7 +192,7 @@ class XlsConverter:
     def _convert_book(self, path: Path, book: Any, *, merged_inspected: bool) -> Conversion:
         warnings: list[str] = []
         tables: list[PlannedTable] = []
-        rows: dict[str, XlsSheetRows] = {}
+        rows: dict[str, CachedSheetRows | XlsSheetRows] = {}
         skipped_empty: list[str] = []
         merged_tables: list[str] = []
         sheets: list[tuple[int, str]] = []
@@ -196,7 +204,8 @@ class XlsConverter:
             sheets.append((position, sheet.name))
             comments += _sheet_comments(sheet, position)
             label = sheet_label(position, sheet.name)
-            plan = survey_sheet(_sheet_values(sheet, book.datemode, problems))
+            plan, kept = survey_sheet_keeping_rows(_sheet_values(sheet, book.datemode, problems),
+                                                   keep_cells=CACHE_CELLS_LIMIT)
             if plan is None:
                 skipped_empty.append(label)
                 book.unload_sheet(index)
@@ -210,7 +219,7 @@ class XlsConverter:
             if stopped:
                 warnings.append(stopped)
             tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
-            rows[table] = XlsSheetRows(path=path, sheet_index=index, plan=plan)
+            rows[table] = kept if kept is not None else XlsSheetRows(path=path, sheet_index=index, plan=plan)
             book.unload_sheet(index)
         # xlrd loads worksheets only; charts, macro and dialog sheets are dropped by it.
         other_sheets = getattr(book, "_all_sheets_count", book.nsheets) - book.nsheets

@@ -38,7 +38,13 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from monkeyllm_plugins._container import check_zip_container
 from monkeyllm_plugins._extras import INGEST_HINT
-from monkeyllm_plugins._sheets_calamine import FastSheet, FastWorkbook, lists_comment_parts, plan_fast_read
+from monkeyllm_plugins._sheets_calamine import (
+    FastSheet,
+    FastWorkbook,
+    lists_comment_parts,
+    open_calamine,
+    plan_fast_read,
+)
 
 from monkeyllm_gardener import Conversion, ConversionError, hookimpl
 from monkeyllm_gardener.kit import (
@@ -51,12 +57,12 @@ from monkeyllm_gardener.kit import (
     empty_workbook_conversion,
     sheet_label,
     stopped_warning,
-    survey_sheet,
     table_name_from,
     unique_name,
     with_warnings,
     workbook_conversion,
 )
+from monkeyllm_gardener.kit.sheets import CachedSheetRows, rendered_rows, survey_sheet_keeping_rows
 
 
 # ---------------------------------------------------------------- xlsx specifics
@@ -115,7 +121,7 @@ class XlsxSheetRows:
                 max_col=self.plan.first_col + self.plan.width,
                 values_only=True,
             )
-            yield from _rendered(self.plan, rows)
+            yield from rendered_rows(self.plan, rows)
         finally:
             workbook.close()
 
@@ -123,45 +129,6 @@ class XlsxSheetRows:
 # Sheets up to this many cells keep the rows read by the survey, so the workbook is
 # parsed once; larger sheets stream from the file again (memory stays flat).
 CACHE_CELLS_LIMIT = 200_000
-
-
-class _SurveyCache:
-    """Passes a sheet's rows through to the survey, keeping them while they are few."""
-
-    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
-        self._rows = rows
-        self._cells = 0
-        self.rows: list[tuple[Any, ...]] | None = []
-
-    def __iter__(self) -> Iterator[Sequence[Any]]:
-        for row in self._rows:
-            if self.rows is not None:
-                self._cells += len(row)
-                if self._cells > CACHE_CELLS_LIMIT:
-                    self.rows = None
-                else:
-                    self.rows.append(tuple(row))
-            yield row
-
-
-@dataclass(frozen=True)
-class CachedSheetRows:
-    """A small sheet's rows as the survey read them (row 1 first); picklable."""
-
-    raw: tuple[tuple[Any, ...], ...]
-    plan: SheetPlan
-
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        yield from _rendered(self.plan, self.raw[self.plan.data_start - 1:self.plan.last_row])
-
-
-def _rendered(plan: SheetPlan, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[Any, ...]]:
-    """The data rows among ``rows`` (already cut to the plan's), as written to SQLite."""
-    render = plan.renderer()
-    for row in rows:
-        rendered = render(row)
-        if rendered is not None:
-            yield rendered
 
 
 class XlsxConverter:
@@ -191,7 +158,8 @@ class XlsxConverter:
     def _convert_file(self, path: Path) -> Conversion:
         fast = plan_fast_read(path) if self.use_calamine else None
         if fast is not None:
-            return _convert_sheets(path, [_FastSheetSource(fast, sheet) for sheet in fast.sheets])
+            with open_calamine(path) as opened:  # once for every sheet's survey
+                return _convert_sheets(path, [_FastSheetSource(fast, sheet, opened) for sheet in fast.sheets])
         import openpyxl
 
         try:
@@ -236,8 +204,8 @@ class _OpenpyxlSheetSource:
 class _FastSheetSource:
     """One sheet read by calamine, values as openpyxl gives them (``_sheets_calamine``)."""
 
-    def __init__(self, workbook: FastWorkbook, sheet: FastSheet) -> None:
-        self.workbook, self.sheet = workbook, sheet
+    def __init__(self, workbook: FastWorkbook, sheet: FastSheet, opened: Any) -> None:
+        self.workbook, self.sheet, self.opened = workbook, sheet, opened
         self.title = sheet.title
         self.is_chartsheet = sheet.is_chartsheet
 
@@ -245,7 +213,7 @@ class _FastSheetSource:
         return []  # a workbook with comment parts takes the openpyxl path
 
     def rows(self) -> Iterable[Sequence[Any]]:
-        return self.workbook.rows(self.sheet)
+        return self.workbook.rows(self.sheet, self.opened)
 
     def facts(self) -> SheetXmlFacts | None:
         if not self.sheet.has_formulas:  # nothing to scan for: the one count known already
@@ -270,7 +238,7 @@ class CalamineSheetRows:
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         rows = islice(self.workbook.rows(self.sheet), self.plan.data_start - 1, self.plan.last_row)
-        yield from _rendered(self.plan, rows)
+        yield from rendered_rows(self.plan, rows)
 
 
 def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
@@ -292,9 +260,8 @@ def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
             continue
         comments += source.comments(position, warnings)
         label = sheet_label(position, source.title)
-        cache = _SurveyCache(source.rows())
         try:
-            plan = survey_sheet(cache)
+            plan, kept = survey_sheet_keeping_rows(source.rows(), keep_cells=CACHE_CELLS_LIMIT)
         except Exception as error:  # one unreadable sheet must not sink the others
             warnings.append(
                 f"{path.name}: sheet {position} could not be read ({type(error).__name__}): "
@@ -316,10 +283,7 @@ def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
         if stopped:
             warnings.append(stopped)
         tables.append(PlannedTable(table=table, position=position, sheet_label=label, plan=plan))
-        if cache.rows is not None:
-            rows[table] = CachedSheetRows(raw=tuple(cache.rows), plan=plan)
-        else:
-            rows[table] = source.rereader(plan)
+        rows[table] = kept if kept is not None else source.rereader(plan)
     if not tables:
         return empty_workbook_conversion(path, sheets, warnings=warnings, comments=comments)
     if missing_values:

@@ -56,8 +56,10 @@ A workbook converter reads each sheet's rows as Python values, plans it with
 from __future__ import annotations
 
 import datetime as dt
+import math
 from bisect import bisect_left
 from dataclasses import dataclass, replace
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -75,13 +77,15 @@ from monkeyllm_gardener.kit.tabular import (
 )
 
 __all__ = [
-    "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "CellComment", "ColumnPlan", "PlannedTable", "SheetPlan",
-    "chatter_warnings", "describe_tables", "empty_workbook_conversion", "sheet_label", "stopped_warning",
-    "survey_sheet", "with_warnings", "workbook_conversion",
+    "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "CachedSheetRows", "CellComment", "ColumnPlan", "PlannedTable",
+    "SheetPlan", "chatter_warnings", "describe_tables", "empty_workbook_conversion", "rendered_rows",
+    "sheet_label", "stopped_warning", "survey_sheet", "survey_sheet_keeping_rows", "with_warnings",
+    "workbook_conversion",
 ]
 
 EMPTY_ROW_RUN_LIMIT = 1_000
 _TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
+_EXACT_TEMPORAL = frozenset(_TEMPORAL)
 
 MERGED_NOTE = (
     "Merged cells keep their value in the top-left cell of the range; the other cells of "
@@ -108,6 +112,9 @@ class ColumnPlan:
 
     sql_type: str
     dates_only: bool  # every datetime in the column is at midnight: write YYYY-MM-DD
+    # every value the survey saw in the column is stored as it is (None, or a value of
+    # the column's stored type: int, float, non-empty str): the renderer copies it
+    stored_as_read: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,18 +151,19 @@ class SheetPlan:
         """What writes one data row to SQLite (None for an empty row), each column's
         writer chosen once: for a loop over the rows."""
         start, stop, width = self.first_col, self.first_col + self.width, self.width
-        writers = tuple(cell_writer(column) for column in self.columns)
+        # only the columns whose values need a rule are written cell by cell
+        converted = tuple((index, cell_writer(column)) for index, column in enumerate(self.columns)
+                          if not column.stored_as_read)
 
         def render(row: Sequence[Any]) -> tuple[Any, ...] | None:
-            window = row[start:stop]
-            for value in window:
-                if value is not None and value != "":  # not is_empty_cell
-                    break
-            else:
+            window = list(row[start:stop])
+            if window.count(None) + window.count("") == len(window):  # every cell is_empty_cell
                 return None
             if len(window) < width:
-                window = [*window, *[None] * (width - len(window))]
-            return tuple([write(value) for write, value in zip(writers, window)])
+                window += [None] * (width - len(window))
+            for index, write in converted:
+                window[index] = write(window[index])
+            return tuple(window)
 
         return render
 
@@ -180,16 +188,27 @@ def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
     has the column's stored type (an int in an INTEGER column, a float in a REAL one,
     a non-empty str in a TEXT one) is stored as it is, anything else takes
     ``write_cell``'s rules."""
+    # None (an empty cell) and the exact date/time types take write_cell's rule
+    # without the call: the most frequent values after the stored type
     if column.sql_type == "TEXT":
+        dates_only = column.dates_only
+
         def write_text(value: Any) -> Any:
-            if type(value) is str:
+            kind = type(value)
+            if kind is str:
                 return value or None  # "" is an empty cell
+            if value is None:
+                return None
+            if kind in _EXACT_TEMPORAL:
+                return temporal_text(value, dates_only=dates_only)
             return write_cell(value, column)
         return write_text
     stored = int if column.sql_type == "INTEGER" else float
 
     def write_number(value: Any) -> Any:
-        return value if type(value) is stored else write_cell(value, column)
+        if type(value) is stored:
+            return value
+        return None if value is None else write_cell(value, column)
     return write_number
 
 
@@ -211,23 +230,94 @@ def temporal_text(value: Any, *, dates_only: bool) -> str:
     return value.isoformat()  # date or time
 
 
+# Rows typed together, a column at a time (``_ColumnEvidence.observe_rows``).
+_CHUNK_ROWS = 512
+_NONE = type(None)
+_MIDNIGHT = dt.time(0)
+_EXACT_FLOAT_LIMIT = 2**53
+# The types a column is typed by without a look at each value; any other type (a
+# subclass, a plugin's own value) is classified cell by cell.
+_TYPED_BY_COLUMN = frozenset({_NONE, str, bool, int, float, dt.datetime, dt.date, dt.time, dt.timedelta})
+_STORED_TYPE = {"INTEGER": int, "REAL": float, "TEXT": str}
+
+
 class _ColumnEvidence:
-    """The per-column type evidence of the data rows seen so far."""
+    """The per-column type evidence of the data rows seen so far: what
+    ``classify_value`` says of each non-empty cell (a date, time or duration is text),
+    which columns hold a datetime with a time of day, and the Python types seen (for
+    ``ColumnPlan.stored_as_read``)."""
 
     def __init__(self) -> None:
         self.tracker = TypeTracker()
         self.has_time_of_day: set[int] = set()
+        self.types_seen: dict[int, set[type]] = {}
+        self.has_empty_text: set[int] = set()  # columns holding a "" (an empty cell)
 
-    def observe(self, row: Sequence[Any], filled: Sequence[int]) -> None:
-        """Note the types of ``row``'s non-empty cells (their indexes: ``filled``)."""
-        for index in filled:
-            value = row[index]
-            if isinstance(value, _TEMPORAL):
-                self.tracker.observe(index, "text")
-                if isinstance(value, dt.datetime) and value.time() != dt.time(0):
-                    self.has_time_of_day.add(index)
+    def _observe_value(self, index: int, value: Any) -> None:
+        if isinstance(value, _TEMPORAL):
+            self.tracker.observe(index, "text")
+            if isinstance(value, dt.datetime) and value.time() != _MIDNIGHT:
+                self.has_time_of_day.add(index)
+        else:
+            self.tracker.observe(index, classify_value(value))
+
+    def observe_rows(self, rows: Sequence[Sequence[Any]]) -> range:
+        """Note the kind of every non-empty cell of ``rows`` (rows holding a value), a
+        column at a time: the set of a column's types decides most of it at C speed.
+        Returns the span of the columns holding a value."""
+        first, end = None, 0
+        for index, column in enumerate(zip_longest(*rows)):
+            empty_text = column.count("")
+            if empty_text:  # even in a column without a value: the renderer must write NULL
+                self.has_empty_text.add(index)
+            if column.count(None) + empty_text == len(column):
+                continue
+            if first is None:
+                first = index
+            end = index + 1
+            types = set(map(type, column))
+            self.types_seen.setdefault(index, set()).update(types)
+            self._observe_column(index, column, types)
+        return range(first if first is not None else 0, end)
+
+    def _observe_column(self, index: int, column: tuple[Any, ...], types: set[type]) -> None:
+        observe = self.tracker.observe
+        if str in types and (types == {str} or types == {str, _NONE}
+                             or any(type(v) is str and v for v in column)):
+            observe(index, "text")  # a non-empty str (the column holds a value: not all "")
+        if bool in types:
+            observe(index, "integer")
+        if int in types:
+            ints = [v for v in column if type(v) is int]
+            if -_EXACT_FLOAT_LIMIT <= min(ints) and max(ints) <= _EXACT_FLOAT_LIMIT:
+                observe(index, "integer")
             else:
-                self.tracker.observe(index, classify_value(value))
+                for kind in set(map(classify_value, ints)):
+                    observe(index, kind)
+        if float in types:
+            floats = [v for v in column if type(v) is float]
+            if math.isfinite(sum(floats)):  # an inf or nan would make the sum one
+                observe(index, "real")
+            else:
+                for kind in set(map(classify_value, floats)):
+                    observe(index, kind)
+        if types & {dt.datetime, dt.date, dt.time, dt.timedelta}:
+            observe(index, "text")
+            if dt.datetime in types and index not in self.has_time_of_day:
+                times = set(map(dt.datetime.time, [v for v in column if type(v) is dt.datetime]))
+                if times - {_MIDNIGHT}:
+                    self.has_time_of_day.add(index)
+        if not types <= _TYPED_BY_COLUMN:
+            for value in column:
+                if type(value) not in _TYPED_BY_COLUMN:
+                    self._observe_value(index, value)
+
+    def stored_as_read(self, index: int, sql_type: str) -> bool:
+        """True when every value seen in the column is None or of its stored type."""
+        stored = _STORED_TYPE.get(sql_type)
+        if stored is None or (stored is str and index in self.has_empty_text):
+            return False
+        return self.types_seen.get(index, set()) <= {_NONE, stored}
 
 
 def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
@@ -243,9 +333,9 @@ def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
     gap: list[int] = []  # empty rows since the last non-empty one
     skipped: list[int] = []
     evidence = _ColumnEvidence()
+    pending: list[tuple[Any, ...]] = []  # data rows not yet typed (observe_rows)
     for number, row in enumerate(rows, start=1):
-        filled = [index for index, value in enumerate(row) if not is_empty_cell(value)]
-        if not filled:
+        if row.count(None) + row.count("") == len(row):  # every cell is_empty_cell
             empty_run += 1
             # Only below the first row: a sheet may start far down, and skipping it as
             # "empty" would lose it without a word.
@@ -259,21 +349,27 @@ def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
         skipped.extend(gap)
         gap.clear()
         last_row = number
-        first_col = filled[0] if first_col is None else min(first_col, filled[0])
-        end_col = max(end_col, filled[-1] + 1)
         if first_row is None:
             first_row, first = number, tuple(row)
+            filled = [index for index, value in enumerate(first) if not is_empty_cell(value)]
+            first_col, end_col = filled[0], filled[-1] + 1
             continue
+        copied = tuple(row)  # a reader may reuse its row object
+        pending.append(copied)
         if second is None:
-            second = tuple(row)
+            second = copied
         data_rows += 1
-        evidence.observe(row, filled)
+        if len(pending) == _CHUNK_ROWS:
+            first_col, end_col = _widened(first_col, end_col, evidence.observe_rows(pending))
+            pending = []
+    if pending:
+        first_col, end_col = _widened(first_col, end_col, evidence.observe_rows(pending))
     if first_row is None or first_col is None:
         return None
     span = range(first_col, end_col)
     as_data = first_row_as_data(first, second, span)
     if as_data:
-        evidence.observe(first, [i for i, value in enumerate(first) if not is_empty_cell(value)])
+        evidence.observe_rows([first])
         data_rows += 1
         names, notes = [f"column_{k}" for k in range(1, len(span) + 1)], []
     else:
@@ -281,7 +377,8 @@ def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
         names, notes = repair_headers(raw_headers)
     types = evidence.tracker.types(end_col)
     columns = tuple(
-        ColumnPlan(sql_type=types[i], dates_only=i not in evidence.has_time_of_day) for i in span
+        ColumnPlan(sql_type=types[i], dates_only=i not in evidence.has_time_of_day,
+                   stored_as_read=evidence.stored_as_read(i, types[i])) for i in span
     )
     return SheetPlan(
         first_row=first_row,
@@ -296,6 +393,65 @@ def survey_sheet(rows: Iterable[Sequence[Any]]) -> SheetPlan | None:
         skipped_rows=tuple(skipped),
         stopped_at_row=stopped_at,
     )
+
+
+def _widened(first_col: int | None, end_col: int, span: range) -> tuple[int | None, int]:
+    if not span:
+        return first_col, end_col
+    return (span.start if first_col is None else min(first_col, span.start)), max(end_col, span.stop)
+
+
+@dataclass(frozen=True)
+class CachedSheetRows:
+    """A small sheet's rows as the survey read them (row 1 first), rendered as its
+    plan says on every iteration: the table's row source; picklable."""
+
+    raw: tuple[tuple[Any, ...], ...]
+    plan: SheetPlan
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        yield from rendered_rows(self.plan, self.raw[self.plan.data_start - 1:self.plan.last_row])
+
+
+def rendered_rows(plan: SheetPlan, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[Any, ...]]:
+    """The data rows among ``rows`` (already cut to the plan's), as written to SQLite."""
+    render = plan.renderer()
+    for row in rows:
+        rendered = render(row)
+        if rendered is not None:
+            yield rendered
+
+
+class _KeepingRows:
+    """Passes a sheet's rows through to the survey, keeping them (as tuples) while they
+    hold at most ``limit`` cells."""
+
+    def __init__(self, rows: Iterable[Sequence[Any]], limit: int) -> None:
+        self._rows, self._limit, self._cells = rows, limit, 0
+        self.kept: list[tuple[Any, ...]] | None = []
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        for row in self._rows:
+            if self.kept is not None:
+                self._cells += len(row)
+                if self._cells > self._limit:
+                    self.kept = None
+                else:
+                    row = tuple(row)  # the survey takes this tuple as its copy
+                    self.kept.append(row)
+            yield row
+
+
+def survey_sheet_keeping_rows(rows: Iterable[Sequence[Any]], *, keep_cells: int
+                              ) -> tuple[SheetPlan | None, CachedSheetRows | None]:
+    """``survey_sheet(rows)``, and, when the rows hold at most ``keep_cells`` cells, the
+    table's row source made of the rows it read (the file is read once); None when the
+    sheet is empty or bigger (read its rows again: memory stays flat)."""
+    keeping = _KeepingRows(rows, keep_cells)
+    plan = survey_sheet(keeping)
+    if plan is None or keeping.kept is None:
+        return plan, None
+    return plan, CachedSheetRows(raw=tuple(keeping.kept), plan=plan)
 
 
 def first_row_as_data(first: Sequence[Any], second: Sequence[Any] | None, span: range) -> str | None:

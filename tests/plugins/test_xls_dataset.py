@@ -12,6 +12,8 @@ import xlrd
 import xlwt
 
 from monkeyllm_gardener.conversion import ConversionError, UnsupportedFile
+from monkeyllm_gardener.kit.sheets import CachedSheetRows
+from monkeyllm_plugins import xls_dataset
 from monkeyllm_plugins.xls_dataset import XlsConverter
 
 DATE = xlwt.easyxf(num_format_str="YYYY-MM-DD")
@@ -189,3 +191,34 @@ def test_workbook_without_data_plants_a_dataset_that_says_so(tmp_path: Path) -> 
         "none.xls: workbook holds no data (every sheet is empty): planted as a dataset that lists "
         "its empty sheets",
     )
+
+
+def test_a_small_sheet_keeps_the_rows_it_was_surveyed_from_and_a_big_one_reads_them_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the book is read once for small sheets (issue 16): the rows are the ones a second
+    # read gives, with formatted blank cells, dates, booleans, wide numbers and a 1904 date system
+    book = xlwt.Workbook()
+    book.dates_1904 = True
+    sheet = book.add_sheet("Mixed")
+    header = ["n", "when", "flag", "ratio", "note", "blank"]
+    for c, name in enumerate(header):
+        sheet.write(0, c, name)
+    for r in range(1, 120):
+        sheet.write(r, 0, r * 7 if r % 5 else r + 0.5)
+        sheet.write(r, 1, dt.datetime(2026, 1, 1 + r % 28, r % 24, 30), STAMP)
+        sheet.write(r, 2, bool(r % 2))
+        sheet.write(r, 3, r / 8 if r % 6 else 2**53 + r)
+        sheet.write(r, 4, "名前" if r % 4 else "")
+        sheet.write(r, 5, None, DATE)  # a blank cell with a format of its own
+    sheet.write(125, 5, None, DATE)  # a formatted blank row below the data
+    path = tmp_path / "mixed.xls"
+    book.save(str(path))
+    kept = XlsConverter().convert(path)
+    monkeypatch.setattr(xls_dataset, "CACHE_CELLS_LIMIT", 10)
+    streamed = XlsConverter().convert(path)
+    assert isinstance(kept.rows["mixed"], CachedSheetRows)
+    assert isinstance(streamed.rows["mixed"], xls_dataset.XlsSheetRows)
+    assert (kept.schema, kept.manual_notes, kept.warnings) == (streamed.schema, streamed.manual_notes, streamed.warnings)
+    assert list(kept.rows["mixed"]) == list(streamed.rows["mixed"])
+    assert len(list(kept.rows["mixed"])) == 119
+    assert list(pickle.loads(pickle.dumps(kept.rows["mixed"]))) == list(kept.rows["mixed"])

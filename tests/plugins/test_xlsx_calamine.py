@@ -331,3 +331,62 @@ def test_the_fixture_export_adopts_to_the_same_forest_with_and_without_calamine(
     assert digests[0] == digests[1]
     # the rows themselves live in the datasets' SQLite files, outside git: the same bytes
     assert any(rel.endswith(".db") for rel in files[0]) and files[0] == files[1]
+
+
+# -- the shortcuts of the fast path's checks (issue 16): each case reads the same both ways ----
+def date_cells(values: list[str], *, extra: str = "") -> str:
+    """A header and one yyyy-mm-dd (style 1) cell per value, as openpyxl writes them."""
+    rows = ['<row r="1"><c r="A1" t="inlineStr"><is><t>day</t></is></c></row>']
+    rows += [f'<row r="{n}"><c r="A{n}" s="1" t="n"><v>{v}</v></c></row>' for n, v in enumerate(values, start=2)]
+    return "".join(rows) + extra
+
+
+@pytest.mark.parametrize("odd", ["45000.25", "60", "1", "0", "045000", "45000.0", "-5"])
+def test_one_date_cell_calamine_reads_otherwise_among_whole_days_is_still_patched(tmp_path: Path, odd: str) -> None:
+    # the whole days from 61 on are counted, not looked at one by one: one cell that is
+    # not such a day (a time of day, the 1900 leap-year days, spellings) makes the counts differ
+    days = [str(45000 + i) for i in range(300)]
+    path = with_sheet_data(styled_base(tmp_path / "days.xlsx"), date_cells(days[:150] + [odd] + days[150:]))
+    result = assert_same_both_ways(path, fast=True)
+    assert len(result["rows"]["data"]) == 301
+
+
+def test_whole_days_without_t_and_a_row_style_of_the_date_style_read_the_same(tmp_path: Path) -> None:
+    # Excel omits t="n"; a row carrying the date style (s="1" on <row>) is one more s="1"
+    rows = ['<row r="1"><c r="A1" t="inlineStr"><is><t>day</t></is></c><c r="B1" t="inlineStr"><is><t>n</t></is></c></row>']
+    rows += [f'<row r="{n}"><c r="A{n}" s="1"><v>{45000 + n}</v></c><c r="B{n}"><v>{n}</v></c></row>' for n in range(2, 40)]
+    rows.append('<row r="40" s="1" customFormat="1"><c r="A40" s="1"><v>45100</v></c><c r="B40" s="1"><v>7</v></c></row>')
+    path = with_sheet_data(styled_base(tmp_path / "excel.xlsx"), "".join(rows))
+    result = assert_same_both_ways(path, fast=True)
+    assert result["rows"]["data"][-1] == ("2023-06-23", "1900-01-07")
+
+
+@pytest.mark.parametrize(("sheet_data", "fast"), [
+    # the reference after another attribute, and rows written over several lines: fast
+    ('<row r="1"><c t="inlineStr" r="A1"><is><t>a</t></is></c></row><row r="2"><c s="0" r="A2"><v>1</v></c></row>', True),
+    ('<row\n r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"\n><c r="A2"><v>1</v></c></row>', True),
+    # text that looks like what the checks look for, but is text: fast
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>ratio a:c b:row x=t="d" _x12_</t></is></c></row>'
+     '<row r="2"><c r="A2"><v>1</v></c></row>', True),
+    # a cell or a row without its reference, an error cell after a tab: openpyxl
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"><c t="n"><v>1</v></c></row>', False),
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row><c r="A2"><v>1</v></c></row>', False),
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"><c r="A2"\tt="e"><v>#N/A</v></c></row>',
+     False),
+], ids=["ref-after-attribute", "rows-over-lines", "text-like-markup", "cell-without-ref", "row-without-ref",
+        "error-after-tab"])
+def test_the_fast_paths_xml_checks_decide_as_their_full_patterns(tmp_path: Path, sheet_data: str, fast: bool) -> None:
+    path = with_sheet_data(save_workbook(workbook_of([["x"]]), tmp_path / "checks.xlsx"), sheet_data)
+    result = assert_same_both_ways(path, fast=fast)
+    assert isinstance(result, dict) and result["kind"] == "dataset"
+
+
+def test_a_print_area_on_a_later_sheet_is_no_warning_on_either_path(tmp_path: Path) -> None:
+    # openpyxl binds defined names to the sheets it loaded: the fast path binds them to as many
+    workbook = workbook_of([["a"], [1]])
+    second = workbook.create_sheet("Second")
+    second.append(["b"]), second.append([2])
+    second.print_area = "A1:A2"
+    second.print_title_rows = "1:1"
+    result = assert_same_both_ways(save_workbook(workbook, tmp_path / "print.xlsx"), fast=True)
+    assert result["warnings"] == ()
