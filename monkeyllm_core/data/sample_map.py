@@ -101,6 +101,13 @@ def _relations(db_path: str | os.PathLike[str], *, count_rows: bool = True) -> l
         connection.close()
 
 
+def _uncounted_relations(connection: sqlite3.Connection, db_path: str | os.PathLike[str]) -> list[Relation]:
+    try:
+        return _read_relations(connection, count_rows=False)
+    except sqlite3.DatabaseError as error:
+        raise _unreadable(db_path, error) from None
+
+
 def describe_tables(db_path: str | os.PathLike[str]) -> dict:
     """``{"tables": {name: [columns]}, "views": {name: [columns]}, "row_counts": {table: n}}``.
 
@@ -160,12 +167,8 @@ def render_map(db_path: str | os.PathLike[str], notes: Iterable[str] = (),
     much as rendering either section, and a writer maps every dataset it plants."""
     connection = open_readonly(db_path)
     try:
-        try:
-            relations = _read_relations(connection, count_rows=False)
-        except sqlite3.DatabaseError as error:
-            raise _unreadable(db_path, error) from None
-        manual = _query_manual(relations, notes)
-        return manual, _sample_rows(connection, relations, row_counts, db_path)
+        relations = _uncounted_relations(connection, db_path)
+        return _query_manual(relations, notes), _sample_rows(connection, relations, row_counts, db_path)
     finally:
         connection.close()
 
@@ -293,11 +296,7 @@ def render_sample_rows(db_path: str | os.PathLike[str], row_counts: Mapping[str,
     """
     connection = open_readonly(db_path)
     try:
-        try:
-            relations = _read_relations(connection, count_rows=False)
-        except sqlite3.DatabaseError as error:
-            raise _unreadable(db_path, error) from None
-        return _sample_rows(connection, relations, row_counts, db_path)
+        return _sample_rows(connection, _uncounted_relations(connection, db_path), row_counts, db_path)
     finally:
         connection.close()
 
