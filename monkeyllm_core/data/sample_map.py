@@ -101,6 +101,13 @@ def _relations(db_path: str | os.PathLike[str], *, count_rows: bool = True) -> l
         connection.close()
 
 
+def _uncounted_relations(connection: sqlite3.Connection, db_path: str | os.PathLike[str]) -> list[Relation]:
+    try:
+        return _read_relations(connection, count_rows=False)
+    except sqlite3.DatabaseError as error:
+        raise _unreadable(db_path, error) from None
+
+
 def describe_tables(db_path: str | os.PathLike[str]) -> dict:
     """``{"tables": {name: [columns]}, "views": {name: [columns]}, "row_counts": {table: n}}``.
 
@@ -149,7 +156,24 @@ def render_query_manual(db_path: str | os.PathLike[str], notes: Iterable[str] = 
     (``SELECT * ... LIMIT 5`` and ``SELECT COUNT(*)``; only the COUNT on a table
     wider than 12 columns), the views, then ``notes``. Ends with one newline.
     """
-    relations = _relations(db_path, count_rows=False)  # the manual shows no counts; COUNT(*) on 5 GB is not free
+    # the manual shows no counts; COUNT(*) on 5 GB is not free
+    return _query_manual(_relations(db_path, count_rows=False), notes)
+
+
+def render_map(db_path: str | os.PathLike[str], notes: Iterable[str] = (),
+               row_counts: Mapping[str, int] | None = None) -> tuple[str, str]:
+    """``(render_query_manual(...), render_sample_rows(...))`` from one connection and
+    one read of the schema: opening a database and reading its schema costs about as
+    much as rendering either section, and a writer maps every dataset it plants."""
+    connection = open_readonly(db_path)
+    try:
+        relations = _uncounted_relations(connection, db_path)
+        return _query_manual(relations, notes), _sample_rows(connection, relations, row_counts, db_path)
+    finally:
+        connection.close()
+
+
+def _query_manual(relations: list[Relation], notes: Iterable[str]) -> str:
     tables = [r for r in relations if r.kind == "table"]
     views = [r for r in relations if r.kind == "view"]
     lines = ["## Query manual", ""]
@@ -272,25 +296,28 @@ def render_sample_rows(db_path: str | os.PathLike[str], row_counts: Mapping[str,
     """
     connection = open_readonly(db_path)
     try:
-        try:
-            known = dict(row_counts or {})
-            tables = [r for r in _read_relations(connection, count_rows=not known) if r.kind == "table"]
-            if known:
-                tables = [r if r.name in known else _counted(connection, r) for r in tables]
-                tables = [replace(r, row_count=known[r.name]) if r.name in known else r for r in tables]
-        except sqlite3.DatabaseError as error:
-            raise _unreadable(db_path, error) from None
-        lines = ["## Sample rows", ""]
-        if not tables:
-            lines += ["_This database has no tables._", ""]
-        for table in tables[:MAX_SAMPLED_TABLES]:
-            lines += _sample_section(connection, table)
-        if len(tables) > MAX_SAMPLED_TABLES:
-            lines += [
-                f"_{MAX_SAMPLED_TABLES} of {len(tables)} tables sampled; the other {len(tables) - MAX_SAMPLED_TABLES} "
-                "exist and are queryable (all are listed in the Query manual)._",
-                "",
-            ]
+        return _sample_rows(connection, _uncounted_relations(connection, db_path), row_counts, db_path)
     finally:
         connection.close()
+
+
+def _sample_rows(connection: sqlite3.Connection, relations: list[Relation], row_counts: Mapping[str, int] | None,
+                 db_path: str | os.PathLike[str]) -> str:
+    known = dict(row_counts or {})
+    try:
+        tables = [replace(r, row_count=known[r.name]) if r.name in known else _counted(connection, r)
+                  for r in relations if r.kind == "table"]
+    except sqlite3.DatabaseError as error:
+        raise _unreadable(db_path, error) from None
+    lines = ["## Sample rows", ""]
+    if not tables:
+        lines += ["_This database has no tables._", ""]
+    for table in tables[:MAX_SAMPLED_TABLES]:
+        lines += _sample_section(connection, table)
+    if len(tables) > MAX_SAMPLED_TABLES:
+        lines += [
+            f"_{MAX_SAMPLED_TABLES} of {len(tables)} tables sampled; the other {len(tables) - MAX_SAMPLED_TABLES} "
+            "exist and are queryable (all are listed in the Query manual)._",
+            "",
+        ]
     return "\n".join(lines).rstrip("\n") + "\n"

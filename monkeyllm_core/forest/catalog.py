@@ -73,6 +73,10 @@ NODE_COLUMNS = (
 )
 # JSON lists, parsed by the reads (outline: the body's section headings, read/headings.py)
 JSON_COLUMNS = ("tags", "aliases", "outline")
+# a node's row, bound by position (NODE_COLUMNS' order), and its search entry
+_INSERT_NODE = f"INSERT OR REPLACE INTO nodes ({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+_INSERT_SEARCH_ENTRY = "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?, ?)"
+_BINDABLE = (str, int, float)  # what SQLite binds as it is (_scalar)
 # BM25 column weights: id (unindexed), title heaviest, then aliases, tags, summary.
 BM25_RANK = "bm25(nodes_fts, 0.0, 10.0, 6.0, 3.0, 1.0)"
 
@@ -125,39 +129,26 @@ class Catalog:
         """Write the node's row, search entry and links. ``new``: the caller knows the
         catalog holds no row for this id (a rebuild), so nothing is looked up or deleted."""
         node_id = fm["id"]
+        get = fm.get
         # a hand-edited passport may hold any YAML shape: the catalog keeps what it can
         # read (validate reports the rest), it never fails a reindex over one node
-        tags = _strings(fm.get("tags"))
-        aliases = _strings(fm.get("aliases"))
-        row = {
-            "id": node_id, "type": fm.get("type"),
-            "kind": "branch" if is_branch_id(node_id) else "banana",
-            "parent": parent_of(node_id), "title": str(fm.get("title", "")),
-            "summary": str(fm.get("summary", "")),
-            "tags": json.dumps(tags, ensure_ascii=False), "aliases": json.dumps(aliases, ensure_ascii=False),
-            "created": fm.get("created"), "updated": fm.get("updated"),
-            "confidence": fm.get("confidence", 1.0), "source": fm.get("source"),
-            "payload": fm.get("payload"), "payload_type": fm.get("payload_type"),
-            "payload_hash": fm.get("payload_hash"), "coverage": fm.get("coverage"),
-            "origin": fm.get("origin"), "source_path": fm.get("source_path"),
-            "source_hash": fm.get("source_hash"), "source_size": fm.get("source_size"),
-            "source_mtime": fm.get("source_mtime"), "stale": 1 if fm.get("stale") else 0,
-            "body_tokens": body_tokens,
-            "outline": None if outline is None else json.dumps(outline, ensure_ascii=False),
-        }
-        row = {key: _scalar(value) for key, value in row.items()}
-        cols = ", ".join(NODE_COLUMNS)
-        marks = ", ".join(f":{c}" for c in NODE_COLUMNS)
+        tags = _strings(get("tags"))
+        aliases = _strings(get("aliases"))
+        title, summary = str(get("title", "")), str(get("summary", ""))
+        row = tuple(value if value is None or isinstance(value, _BINDABLE) else _scalar(value) for value in (
+            node_id, get("type"), "branch" if is_branch_id(node_id) else "banana", parent_of(node_id), title,
+            summary, _json_list(tags), _json_list(aliases), get("created"), get("updated"), get("confidence", 1.0),
+            get("source"), get("payload"), get("payload_type"), get("payload_hash"), get("coverage"),
+            get("origin"), get("source_path"), get("source_hash"), get("source_size"), get("source_mtime"),
+            1 if get("stale") else 0, body_tokens, None if outline is None else _json_list(outline),
+        ))  # in NODE_COLUMNS' order
         # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
         # delete by id would scan the whole index on every write (O(forest size))
         old = None if new else self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
         if old is not None:
             self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (old[0],))
-        rowid = self.db.execute(f"INSERT OR REPLACE INTO nodes ({cols}) VALUES ({marks})", row).lastrowid
-        self.db.execute(
-            "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?, ?)",
-            (rowid, node_id, row["title"], " ".join(aliases), " ".join(tags), row["summary"]),
-        )
+        rowid = self.db.execute(_INSERT_NODE, row).lastrowid
+        self.db.execute(_INSERT_SEARCH_ENTRY, (rowid, node_id, title, " ".join(aliases), " ".join(tags), summary))
         self.set_edges(node_id, fm.get("links") or [], dialect, new=new)
 
     def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect, *,
@@ -272,6 +263,10 @@ class Catalog:
         rows = self.db.execute(sql, params).fetchall()
         return [{"id": r[0], "kind": r[1], "type": r[2], "title": r[3], "summary": r[4],
                  "score": round(-r[5], 4)} for r in rows]
+
+
+def _json_list(values: list[str]) -> str:
+    return json.dumps(values, ensure_ascii=False) if values else "[]"
 
 
 def _strings(value: Any) -> list[str]:

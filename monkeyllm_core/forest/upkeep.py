@@ -68,9 +68,9 @@ class BranchUpkeep:
                             "Plant the parent branch first (folders before files).")
         known = self._parsed.get(rel)
         if known is not None and known[0] is text:  # the very text this writer rendered
-            return Node(frontmatter=copy.deepcopy(known[1].frontmatter), body=known[1].body)
+            return Node(frontmatter=_copied(known[1].frontmatter), body=known[1].body)
         node = parse_node(text, where=rel)
-        self._parsed[rel] = (text, Node(frontmatter=copy.deepcopy(node.frontmatter), body=node.body))
+        self._parsed[rel] = (text, Node(frontmatter=_copied(node.frontmatter), body=node.body))
         return node
 
     # -- entry lines and coverage ------------------------------------------------------
@@ -175,6 +175,18 @@ class BranchUpkeep:
                 afm = dict(node.frontmatter)
                 afm["updated"] = today()
                 txn.put_node(afm, body)
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _copied(frontmatter: dict[str, Any]) -> dict[str, Any]:
+    """A copy the caller may change without touching the remembered one: a branch
+    passport is all strings and numbers (a shallow copy, 20x cheaper than deepcopy),
+    unless a person gave it a list or a mapping."""
+    if all(type(value) in _IMMUTABLE for value in frontmatter.values()):
+        return dict(frontmatter)
+    return copy.deepcopy(frontmatter)
 
 
 def checked_branch_body(node_id: str, old_body: str, body: str, fm: dict[str, Any],

@@ -366,8 +366,21 @@ def _encode_base_distance(distance: int) -> bytes:
 
 
 def _compress(data: bytes) -> bytes:
-    level = 6 if len(data) <= _FAST_ZLIB_ABOVE else 1
-    return zlib.compress(data, level)
+    """The object's zlib stream (its id is the SHA-1 of the uncompressed bytes, so the
+    stream's bytes are free). Most objects of a plant are 1-4 KB, and for those zlib's
+    setup, allocating and clearing its state for the default 32 KB window (about
+    256 KB), cost more than the compressing: a window just larger than the object
+    sees every match the default one would, at a fraction of the setup. Any inflater
+    reads a stream with a smaller window (the zlib header names it)."""
+    size = len(data)
+    if size > _FAST_ZLIB_ABOVE:
+        return zlib.compress(data, 1)
+    # deflate looks back at most the window less MIN_LOOKAHEAD (262) bytes
+    window_bits = max(9, (size + 261).bit_length())
+    if window_bits >= 15:
+        return zlib.compress(data, 6)
+    compressor = zlib.compressobj(6, zlib.DEFLATED, window_bits, window_bits - 7)  # hash table sized to match
+    return compressor.compress(data) + compressor.flush()
 
 
 def _write_all(handle, data: bytes) -> None:

@@ -45,25 +45,46 @@ def spare_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.vine-tmp")
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path``'s content with ``data``; a reader sees the old or the new file."""
+def write_atomically(path: str | os.PathLike[str], data: bytes) -> os.stat_result:
+    """Replace ``path``'s content with ``data``; a reader sees the old or the new file.
+    Creates the file's folder if it is missing. Returns the new file's stat (the same
+    inode is renamed into place: its size and mtime are what ``stat`` gives after)."""
     global _renameat2
-    spare = spare_path(path)
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
+    spare = os.path.join(folder, f".{name}.vine-tmp")
     try:
         # an existing spare is overwritten in place: truncating it to zero first
         # frees its blocks, which costs more than the write itself on a big index
-        fh = open(spare, "r+b")
+        fd = os.open(spare, os.O_WRONLY)
     except FileNotFoundError:
-        fh = open(spare, "wb")
-    with fh:
-        fh.write(data)
-        fh.truncate()
-    if _renameat2 is not None and path.exists():
-        if _renameat2(_AT_FDCWD, os.fsencode(spare), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
-            return
+        fd = _create(spare, folder)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(data))
+        written = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if _renameat2 is not None:
+        # exchanging with a file that is not there fails (ENOENT): then it is a rename
+        if _renameat2(_AT_FDCWD, os.fsencode(spare), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:
+            return written
         if ctypes.get_errno() in (38, 22, 95):  # ENOSYS, EINVAL, EOPNOTSUPP: not on this filesystem
             _renameat2 = None
-    os.replace(spare, path)
+    os.replace(spare, target)
+    return written
+
+
+def _create(spare: str, folder: str) -> int:
+    """A new spare (as ``open(spare, "wb")`` makes it), in a folder made if missing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        return os.open(spare, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        return os.open(spare, flags, 0o666)
 
 
 def remove_spare(path: Path) -> None:

@@ -10,6 +10,7 @@ the next recovery would not clean up.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import VineError
@@ -19,6 +20,7 @@ from .atomic import remove_spare, write_atomically
 class TextFiles:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = f"{os.fspath(root)}/"  # rel paths joined as strings: a write is a few syscalls
         self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text)
         self._spares: set[str] = set()  # files whose spare copy goes at the next checkpoint
 
@@ -26,16 +28,17 @@ class TextFiles:
         """The file's text, or None when there is no such file. (A rebuild reads its
         files elsewhere, ``forest.parallel_read``, so the whole forest's text is never
         held here.)"""
-        path = self.root / rel
+        path = self._prefix + rel
         try:
-            st = path.stat()
+            st = os.stat(path)
         except FileNotFoundError:
             return None
         cached = self._cache.get(rel)
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as handle:  # universal newlines, as Path.read_text
+                text = handle.read()
         except UnicodeDecodeError as exc:
             raise VineError("E_FRONTMATTER", f"{rel}: not UTF-8 text (byte {exc.start})",
                             "Re-save the file as UTF-8.") from None
@@ -45,11 +48,8 @@ class TextFiles:
     def write(self, rel: str, text: str, data: bytes | None = None) -> None:
         """Replace the file atomically with ``text`` (``data``: its UTF-8 bytes, when
         the caller has them already)."""
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text.encode("utf-8") if data is None else data)
+        st = write_atomically(self._prefix + rel, text.encode("utf-8") if data is None else data)
         self._spares.add(rel)
-        st = path.stat()
         self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
 
     def forget(self, rel: str) -> None:

@@ -139,11 +139,11 @@ class PayloadInstaller:
 def with_map(body: str, db: Path, notes: Sequence[str], *, with_samples: bool,
              row_counts: Mapping[str, int] | None = None) -> str:
     """Append the generated map, or regenerate its two sections in place."""
-    from ..data.sample_map import render_query_manual, render_sample_rows
-    manual = render_query_manual(db, notes)
-    if section_span(body, "Query manual") is not None and section_span(body, "Sample rows") is None and not with_samples:
-        return body  # a hand-written manual: the engine leaves it alone
-    body = replace_section(body, "Query manual", manual)
+    from ..data.sample_map import render_map, render_query_manual
     if with_samples:
-        body = replace_section(body, "Sample rows", render_sample_rows(db, row_counts))
-    return body
+        manual, samples = render_map(db, notes, row_counts)
+        return replace_section(replace_section(body, "Query manual", manual), "Sample rows", samples)
+    manual = render_query_manual(db, notes)
+    if section_span(body, "Query manual") is not None and section_span(body, "Sample rows") is None:
+        return body  # a hand-written manual: the engine leaves it alone
+    return replace_section(body, "Query manual", manual)

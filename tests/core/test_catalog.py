@@ -127,3 +127,33 @@ def test_a_catalog_of_another_layout_version_is_rebuilt(brain, make_note):
         con.execute("DELETE FROM nodes WHERE id = 'sales/policy'")
     with brain.open() as vine:
         assert rows(vine) == before
+
+
+def test_a_hand_edited_passport_of_odd_shapes_is_stored_as_json_or_as_it_is(brain):
+    """Whatever YAML shape a key holds, its column gets the value itself (a string or
+    a number) or its JSON; tags and aliases keep their strings only."""
+    import datetime as dt
+    from monkeyllm_core.forest.catalog import Catalog
+    from monkeyllm_core.forest.dialect import load_dialect
+    catalog = Catalog(brain.root)
+    catalog.begin()
+    catalog.upsert_node({"id": "odd/n", "type": "note", "title": ["a", "b"], "summary": 12,
+                         "tags": ["x", 3, "é"], "aliases": "not a list", "created": dt.date(2026, 1, 2),
+                         "updated": "2026-01-03", "confidence": True, "source": {"by": "hand"},
+                         "payload_hash": None, "coverage": ["3 bananas"], "source_size": 2**62, "source_mtime": 1.5,
+                         "stale": "yes"}, load_dialect(brain.root), body_tokens=9, outline=[])
+    catalog.commit()
+    types = ", ".join(f"{c}, typeof({c})" for c in NODE_COLUMNS)
+    got = catalog.db.execute(f"SELECT {types} FROM nodes WHERE id = 'odd/n'").fetchone()
+    assert dict(zip(NODE_COLUMNS, zip(got[::2], got[1::2]))) == {
+        "id": ("odd/n", "text"), "type": ("note", "text"), "kind": ("banana", "text"), "parent": ("odd/_index", "text"),
+        "title": ("['a', 'b']", "text"), "summary": ("12", "text"), "tags": ('["x", "é"]', "text"),
+        "aliases": ("[]", "text"), "created": ('"2026-01-02"', "text"), "updated": ("2026-01-03", "text"),
+        "confidence": (1.0, "real"), "source": ('{"by": "hand"}', "text"), "payload": (None, "null"),
+        "payload_type": (None, "null"), "payload_hash": (None, "null"), "coverage": ('["3 bananas"]', "text"),
+        "origin": (None, "null"), "source_path": (None, "null"), "source_hash": (None, "null"),
+        "source_size": (2**62, "integer"), "source_mtime": (1.5, "real"), "stale": (1, "integer"),
+        "body_tokens": (9, "integer"), "outline": ("[]", "text")}
+    assert catalog.db.execute("SELECT title, tags, aliases, summary FROM nodes_fts WHERE id = 'odd/n'").fetchone() \
+        == ("['a', 'b']", "x é", "", "12")
+    catalog.close()

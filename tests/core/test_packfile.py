@@ -267,6 +267,27 @@ def test_every_object_reads_back_identical_and_fsck_is_clean(repo: Path):
         "branch/big.md", "branch/data.bin", "empty.md", "readme.md"]
 
 
+def test_objects_of_every_size_around_the_compression_windows_read_back_in_git(repo: Path):
+    """Small objects are compressed with a window just larger than themselves: each
+    size where the window changes (and past the 64 KB level switch) must read back."""
+    rng = random.Random(11)
+    sizes = sorted({0, 1, 2, 249, 250, 251, 252, 253, 262, 263, 511, 763, 764, 765, 1786, 1787, 3834, 3835,
+                    7930, 7931, 16122, 16123, 16124, 32506, 32507, 65536, 65537, 200_000})
+    writer = PackWriter(pack_dir_of(repo))
+    written: dict[str, tuple[str, bytes]] = {}
+    for size in sizes:
+        text = b"\n".join(markdown_text(rng, size // 20 + 2))[:size].ljust(size, b"x")
+        noise = rng.randbytes(size)
+        repeated = (b"- [[a/b]] \xe2\x80\x94 summary line\n" * (size // 30 + 1))[:size]
+        for data in (text, noise, repeated):
+            written[writer.add("blob", data)] = ("blob", data)
+    pack_sha = writer.finalize()
+    assert read_objects(repo, list(written)) == written
+    assert set(verify_pack(repo, pack_sha)) == set(written)
+    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo, capture_output=True, text=True)
+    assert fsck.returncode == 0 and "error" not in fsck.stderr.lower(), fsck.stderr
+
+
 def test_finalized_pack_is_read_only_and_named_after_its_checksum(repo: Path):
     writer = PackWriter(pack_dir_of(repo))
     writer.add("blob", b"one node\n")

@@ -8,7 +8,7 @@ import pytest
 
 from monkeyllm_core.errors import VineError
 from monkeyllm_core.hashing import sha256_file
-from monkeyllm_core.data.sample_map import describe_tables, render_query_manual, render_sample_rows
+from monkeyllm_core.data.sample_map import describe_tables, render_map, render_query_manual, render_sample_rows
 from monkeyllm_core.data.sqlnames import quote_identifier
 
 
@@ -198,7 +198,7 @@ def test_empty_database_says_it_has_no_tables(tmp_path):
 def test_a_file_that_is_not_sqlite_is_one_clear_error(tmp_path):
     fake = tmp_path / "fake.db"
     fake.write_bytes(b"this is not a database, just text pretending" * 100)
-    for render in (render_query_manual, render_sample_rows, describe_tables):
+    for render in (render_query_manual, render_sample_rows, describe_tables, render_map):
         with pytest.raises(VineError) as caught:
             render(fake)
         assert caught.value.code == "E_SCHEMA"
@@ -218,3 +218,18 @@ def test_counts_the_caller_already_has_are_used_instead_of_counting_again(tmp_pa
     # a table missing from the mapping is still counted; a given count is trusted as is
     partial = render_sample_rows(db, {"a": 7})
     assert "### a \u2014 7 rows" in partial and "### b \u2014 0 rows" in partial
+
+
+def test_both_sections_from_one_connection_are_the_two_renders(tmp_path: Path, awkward_db: Path) -> None:
+    """The writer maps a dataset with ``render_map`` (one connection, one schema read):
+    each section must be what its own render gives, counts given or not."""
+    wide = make_db(tmp_path / "wide.db", ["CREATE TABLE w (" + ", ".join(f"c{i} TEXT" for i in range(15)) + ")",
+                                          'CREATE TABLE "line\nbreak" ("a\nb" BLOB)'],
+                   {"w": [tuple(f"{'x' * 130}|é" for _ in range(15))] * 4, "line\nbreak": [(b"\0" * 9,)]})
+    many = make_db(tmp_path / "many.db", [f"CREATE TABLE t{i} (v REAL)" for i in range(23)],
+                   {f"t{i}": [(i / 3,)] for i in range(23)})
+    empty = make_db(tmp_path / "empty.db", [])
+    notes = ["Column `v` read as decimal.", "two\nlines"]
+    for db in (awkward_db, wide, many, empty):
+        for counts in (None, {}, {"w": 99, "t0": 5}):
+            assert render_map(db, notes, counts) == (render_query_manual(db, notes), render_sample_rows(db, counts))
