@@ -16,7 +16,7 @@ _EXPORTS = {
     "VineError": "errors", "estimate_tokens": "errors",
     "Node": "forest.passport", "parse_node": "forest.passport", "render_node": "forest.passport",
     "init_forest": "forest.init",
-    "Vine": "vine", "is_forest": "vine",
+    "Vine": "vine", "is_forest": "forest.layout",
     "DatasetSpec": "writing.request", "NodeWrite": "writing.request", "PayloadSpec": "writing.request",
 }
 
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .errors import VineError, estimate_tokens
     from .forest.init import init_forest
     from .forest.passport import Node, parse_node, render_node
-    from .vine import Vine, is_forest
+    from .forest.layout import is_forest
+    from .vine import Vine
     from .writing.request import DatasetSpec, NodeWrite, PayloadSpec
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

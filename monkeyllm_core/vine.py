@@ -32,6 +32,7 @@ from .forest import branches as br
 from .forest.catalog import CATALOG_PATH, Catalog
 from .forest.catalog_entry import CatalogEntry, entry_of
 from .forest.dialect import SCHEMA_PATH, Dialect, load_dialect
+from .forest.layout import is_forest
 from .forest.parallel_read import read_entries
 from .forest.passport import Node, parse_node
 from .forest.patches import apply_patch
@@ -59,10 +60,6 @@ from .writing.request import NodeWrite
 from .writing.transaction import WriteTransaction
 from .read.facade import ReadFacade
 from .read.freshness import mark_rebuilt
-
-
-def is_forest(root: Path) -> bool:
-    return (Path(root) / SCHEMA_PATH).is_file()
 
 
 class Vine(ReadFacade):  # the read calls: read/facade.py

@@ -120,7 +120,11 @@ def _stdout_kept_for(json_report: bool) -> Iterator[None]:
 
 def _executor(args: argparse.Namespace) -> Any:
     """Where the conversions run, checked before any file is touched: a Dask
-    executor needs its extra installed (the scheduler is reached when the verb starts)."""
+    executor needs its extra installed (the scheduler is reached when the verb starts).
+    None for the default, local processes: a run that converts nothing then never
+    imports the executors."""
+    if args.executor == "process" and not args.scheduler:
+        return None
     from .executors import ExecutorChoice, import_distributed
     choice = ExecutorChoice(kind=args.executor, scheduler=args.scheduler)
     if choice.kind == "dask":

@@ -59,6 +59,7 @@ from typing import BinaryIO
 
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.extensions import normalize_extension
+from monkeyllm_gardener.host.spec import DEFAULT_OUTPUT_LIMIT_MB
 
 CONFIG_HINT = "fix converters in _meta/gardener.yaml"
 _PLACEHOLDER = re.compile(r"\{(input|output)\}")
@@ -66,7 +67,6 @@ _STDERR_TAIL_LINES = 2
 _STDERR_TAIL_CHARS = 300
 # After the SIGKILLs, how long to wait for the tool itself to be reaped.
 _REAP_SECONDS = 5.0
-DEFAULT_OUTPUT_LIMIT_MB = 64
 OUTPUT_LIMIT_SETTING = "command_output_limit_mb in _meta/gardener.yaml"
 RUN_TOKEN_ENV = "MONKEYLLM_HOOK_RUN"
 _CHUNK_BYTES = 64 * 1024

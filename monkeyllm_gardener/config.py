@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monkeyllm_core.forest.passport import yaml_dump, yaml_load
 from monkeyllm_gardener import config_memory
-from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 from monkeyllm_gardener.extensions import normalize_extension
+from monkeyllm_gardener.host.spec import DEFAULT_OUTPUT_LIMIT_MB
 
 CONFIG_PATH = "_meta/gardener.yaml"
 KNOWN_KEYS = ("command_output_limit_mb", "command_timeout", "converters", "curation", "ignore", "sources")
@@ -31,10 +29,11 @@ class ConfigError(Exception):
         self.hint = hint
 
 
-@dataclass
 class GardenerConfig:
-    path: Path
-    data: dict[str, Any] = field(default_factory=dict)
+    # a plain class, not a dataclass: a sync that finds nothing to do imports no dataclasses
+    def __init__(self, path: Path, data: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {} if data is None else data
 
     @classmethod
     def load(cls, forest: Path) -> "GardenerConfig":
@@ -48,6 +47,7 @@ class GardenerConfig:
             cfg = cls(path, remembered)
             cfg._check()
             return cfg
+        from monkeyllm_core.forest.passport import yaml_load  # a remembered config needs no parser
         try:
             data = yaml_load(path.read_text(encoding="utf-8")) or {}
         except Exception as exc:  # yaml errors carry a position; keep one line
@@ -78,6 +78,7 @@ class GardenerConfig:
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        from monkeyllm_core.forest.passport import yaml_dump
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(yaml_dump(self.data), encoding="utf-8")
         os.replace(tmp, self.path)

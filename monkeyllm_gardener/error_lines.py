@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from monkeyllm_core import VineError
 
-from .conversion import ConversionError
-
 MAX_ERROR_CHARS = 300
 
 
@@ -27,6 +25,7 @@ def error_line(exc: BaseException) -> str:
     """``exc`` as one report line (see the module docstring)."""
     if isinstance(exc, VineError):
         return exc.one_line()  # ours: written to be read whole, hint included
+    from .conversion import ConversionError  # here: importing this module costs no dataclasses
     first = bounded_line(str(exc))
     if isinstance(exc, ConversionError):
         return first

@@ -16,16 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 MEMORY_PATH = "_derived/gardener-failures.json"
 NOT_RETRIED = " (unchanged since it failed: not converted again until the file changes)"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Failure:
+class Failure(NamedTuple):
     list_name: str  # "errors" | "unsupported"
     line: str  # the report line without the "rel: " prefix
 
@@ -98,6 +96,11 @@ class FailureMemory:
         gone = [origin for origin in self._entries if origin.startswith(prefix) and not still_there(origin)]
         for origin in gone:
             self.forget(origin)
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether ``save`` would write: something was remembered or forgotten."""
+        return self._dirty
 
     def save(self) -> None:
         """Write the memory atomically (a kill leaves the old file or the new one)."""

@@ -17,6 +17,7 @@ from monkeyllm_core.forest.sections import get_section, outline
 from monkeyllm_core.store.messages import one_line
 
 from .conversion import Conversion
+from .origins import file_uri
 from .prepared import Prepared, stage_dataset, stages_dataset
 from .walk import SourceFile
 
@@ -47,39 +48,6 @@ def title_and_summary(conv: Conversion, rel: str, *, name_title: bool = False) -
     from .derive import derive_summary
     title = title_of(conv, rel, name_title=name_title)
     return title, derive_summary(conv.markdown or "", title=title, kind_hint=conv.node_type or "note")
-
-
-def file_uri(path: Path) -> str:
-    return "file://" + quote_path(path.as_posix())
-
-
-# what ``urllib.parse.quote`` leaves alone: its always-safe characters and "/"
-_UNSAFE_IN_URI = re.compile(rb"[^A-Za-z0-9_.~/-]")
-
-
-def quote_path(text: str) -> str:
-    """``urllib.parse.quote(text)`` to the byte, in one regex pass: a sync quotes
-    every walked path, and only the characters that need escaping pay here."""
-    return _UNSAFE_IN_URI.sub(_percent_escape, text.encode("utf-8")).decode("ascii")
-
-
-def _percent_escape(match: re.Match[bytes]) -> bytes:
-    return b"%%%02X" % match[0][0]
-
-
-def origins_under(source: Path) -> Callable[[str], str]:
-    """``rel -> file_uri(source / rel)`` for the files of one source, without a
-    ``Path`` per file (a walk's rels are plain: no empty or "." segment)."""
-    prefix = file_uri(source)
-    plain_source = prefix != "file:///"
-
-    def origin(rel: str) -> str:
-        if plain_source and rel and rel[0] != "/" and rel[-1] != "/" and "//" not in rel \
-                and "/./" not in f"/{rel}/":
-            return f"{prefix}/{quote_path(rel)}"
-        return file_uri(source / rel)
-
-    return origin
 
 
 def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, source: Path,

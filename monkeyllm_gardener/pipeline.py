@@ -12,54 +12,45 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple
 from urllib.parse import unquote
 
-from monkeyllm_core import NodeWrite, PayloadSpec, Vine, VineError
-from monkeyllm_core.store.history import GitError
+from monkeyllm_core import VineError
 from monkeyllm_core.forest.rules import check_new_id, parent_of
 
 from .config import GardenerConfig
 from .error_lines import error_line
-from .executors import WINDOW_PER_SLOT, ConversionJob, ConversionPool, ExecutorChoice, conversion_pool
 from .failures import NOT_RETRIED, Failure, FailureMemory
 from .host.remembered import RememberedHost
 from .host.spec import ALLOW_LIST_ENV, HostSpec
-from .nodes import (
-    build_node,
-    clean_title,
-    file_uri,
-    keep_human_sections,
-    merge_links,
-    merge_tags,
-    origins_under,
-    tidy,
-)
-from .on_curate_policy import draft_for_hooks, merge_hook_result
+from .origins import file_uri, origins_under
 from .report import Report
 from .slugs import told_apart_by_extension
 from .walk import SourceFile, walk_source
-from .prepared import Prepared, new_tmp_path
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from .host.plugin_host import PluginHost
+    from monkeyllm_core import NodeWrite, PayloadSpec, Vine
+    from monkeyllm_core.forest.catalog import Catalog
 
-# Only what every reconcile runs is imported above: the plugin host, the
-# converters and the worker stage load when a file needs converting, so a
-# no-change sync never imports them (``host.remembered`` answers for its
-# unsupported and failed files).
+    from .executors import ConversionPool, ExecutorChoice
+    from .host.plugin_host import PluginHost
+    from .prepared import Prepared
+
+# Only what a sync that finds nothing to do runs is imported above: the writer
+# (``Vine``), the executors, the node builder, the plugin host, the converters
+# and the worker stage load in the methods that plant or convert, so a no-change
+# sync never imports them (``host.remembered`` answers for its unsupported and
+# failed files).
 
 CURATE_BATCH = 32
 SCHEMA_ID = "_meta/schema"
 TMP_DIR = "_derived/tmp"
 
 
-@dataclass
-class _Task:
+class _Task(NamedTuple):
     file: SourceFile
     node_id: str
     existing: dict[str, Any] | None
@@ -67,22 +58,34 @@ class _Task:
     name_title: bool = False  # shares its name with another file: the title names the file
 
 
-@dataclass
 class _Branches:
     """The branches a reconcile may plant, planted only when a file first needs
     one: a folder whose files are all unsupported, ignored or failed gets none."""
 
-    source: Path
-    dest: str
-    dir_ids: Mapping[str, str]  # source folder rel -> branch id (dest applied)
-    known: set[str] = field(default_factory=set)  # branch ids that exist (or are in a dry run's plan)
+    def __init__(self, source: Path, dest: str, dir_ids: Mapping[str, str]) -> None:
+        self.source = source
+        self.dest = dest
+        self.dir_ids = dir_ids  # source folder rel -> branch id (dest applied)
+        self.known: set[str] = set()  # branch ids that exist (or are in a dry run's plan)
 
 
-@dataclass
+class _Plan(NamedTuple):
+    """What one source's reconcile must do (``Gardener._plan``)."""
+
+    tasks: list[_Task]  # the files to convert, in walk order
+    vanished: list[tuple[str, dict[str, Any]]]  # (source path, catalog row) of the nodes whose file is gone
+    branches: _Branches
+    prefix: str  # the origin URI every file of the source starts with
+    origin_of: Callable[[str], str]
+    walked: set[str]  # every walked file's source path (in scope or not)
+    scoped: bool  # --path limited the reconcile to one folder
+
+
 class _Ready:
-    task: _Task
-    prepared: Prepared
-    request: NodeWrite | None = None  # built once the file is classified as needing a plant
+    def __init__(self, task: _Task, prepared: Prepared) -> None:
+        self.task = task
+        self.prepared = prepared
+        self.request: NodeWrite | None = None  # built once the file is classified as needing a plant
 
 
 class Gardener:
@@ -122,6 +125,7 @@ class Gardener:
         # interrupted adopt is finished by sync, and a refused source (the forest inside
         # it) is never recorded, so it cannot break every later `vine sync`
         record = None if dry_run else (lambda: self.config.record_source(source, dest))
+        from monkeyllm_core import Vine
         # one bulk session for the whole verb: marking stale, branches and the rollup
         # reach the branch once a second, not one checkpoint per write (gitstore)
         with self._conversions(executor, jobs, dry_run) as pool, \
@@ -148,6 +152,11 @@ class Gardener:
         if not sources:
             raise VineError("E_NOT_FOUND", "this forest has no adopted source",
                             "Run `vine adopt SOURCE --forest FOREST` first.")
+        if not dry_run and curator is None:
+            quiet = self._sync_without_writer(sources, path)
+            if quiet is not None:
+                return quiet
+        from monkeyllm_core import Vine
         report = Report(dry_run=dry_run, warnings=self.config.problems())
         # one bulk session for the whole verb: marking stale, branches and the rollup
         # reach the branch once a second, not one checkpoint per write (gitstore)
@@ -161,6 +170,41 @@ class Gardener:
                 report.rollup = rollup_forest(vine, curator=curator, only_ingest=True,
                                               problems=report.warnings)
         self._finish_curation(report, curator)
+        return report
+
+    def _sync_without_writer(self, sources: list[dict[str, Any]], path: str | None) -> Report | None:
+        """The report of a sync that finds nothing to write, told without opening the
+        writer (no lock, no git process); None when there is work, or when the forest
+        needs a writable open first (``writing.idle``): then the writer's sync decides
+        it all again under the lock, so nothing decided here can race another writer."""
+        from monkeyllm_core.forest.catalog import CATALOG_PATH, Catalog
+        from monkeyllm_core.writing.idle import catalog_is_current, idle_forest, still_idle
+        idle = idle_forest(self.forest)
+        # a killed run's conversions: the writer's sync sweeps them (``_prepared``)
+        if idle is None or _holds_files(self.forest / TMP_DIR) or not (self.forest / CATALOG_PATH).is_file():
+            return None
+        report = Report(dry_run=False, warnings=self.config.problems())
+        try:
+            catalog = Catalog(self.forest, readonly=True)
+        except Exception:
+            return None
+        try:
+            if not catalog_is_current(catalog, idle.head):
+                return None  # the writer rebuilds it first
+            for entry in sources:
+                plan = self._plan(catalog, Path(entry["root"]), entry.get("dest", ""), report, only_path=path)
+                if plan.tasks or any(not row["stale"] for _, row in plan.vanished):
+                    return None
+                self._forget_vanished_failures(plan)
+                report.stale += [row["id"] for _, row in plan.vanished]
+        except Exception:
+            # whatever failed here (a source gone, an unreadable folder) fails the
+            # writer's sync too, which says it as it always has, after its own checks
+            return None
+        finally:
+            catalog.close()
+        if self.failures.unsaved or self.remembered.unsaved or not still_idle(self.forest, idle):
+            return None
         return report
 
     def _check_new_source(self, source: Path, dest: str) -> None:
@@ -181,6 +225,7 @@ class Gardener:
         """The verb's conversion pool (a dry run converts nothing and needs none)."""
         if dry_run:
             return contextlib.nullcontext()
+        from .executors import conversion_pool
         return conversion_pool(executor, spec=self.spec, tmp_dir=self.forest / TMP_DIR, jobs=jobs)
 
     def _finish_curation(self, report: Report, curator: Any) -> None:
@@ -193,63 +238,10 @@ class Gardener:
     def _reconcile(self, vine: Vine, source: Path, dest: str, report: Report, *, curator: Any,
                    dry_run: bool, pool: ConversionPool | None, only_path: str | None = None,
                    on_walked: Callable[[], None] | None = None) -> None:
-        from .slugs import assign_dir_ids, assign_ids
-        if not source.is_dir():
-            raise VineError("E_NOT_FOUND", f"source {source} is not a folder",
-                            "Pass the export folder to adopt.")
-        walk = walk_source(source, forest=self.forest, ignore=self.config.ignore)
-        if on_walked is not None:
-            on_walked()
-        scope = (only_path or "").strip("/")
-        in_scope = (lambda rel: not scope or rel == scope or rel.startswith(scope + "/"))
-        report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped if in_scope(rel)]
-        report.errors += [f"{rel}: {reason}" for rel, reason in walk.errors if in_scope(rel)]
-        report.unsupported += [f"{rel}: {reason}" for rel, reason in walk.unsupported if in_scope(rel)]
-        files = [f for f in walk.files if in_scope(f.rel)]
-
-        prefix = file_uri(source) + "/"
-        origin_of = origins_under(source)
-        existing = vine.catalog.provenance(prefix)
-        # exactly this source's nodes (defence in depth: a nested source, which adopt
-        # refuses, would share the prefix with different source paths)
-        by_rel = {row["source_path"]: row for row in existing.values()
-                  if row.get("source_path") is not None and row["origin"] == origin_of(row["source_path"])}
-        taken_dirs = {rel: row["id"] for rel, row in by_rel.items() if row["type"] == "branch"}
-        taken_files = {rel: row["id"] for rel, row in by_rel.items() if row["type"] != "branch"}
-        unprefix = (lambda node_id: node_id[len(dest) + 1:] if dest else node_id)
-        dir_ids = assign_dir_ids(walk.dirs, {r: unprefix(i) for r, i in taken_dirs.items()})
-        file_ids = assign_ids([f.rel for f in walk.files], {r: unprefix(i) for r, i in taken_files.items()},
-                              dir_ids=dir_ids)
-        add_dest = (lambda node_id: f"{dest}/{node_id}" if dest else node_id)
-        branches = _Branches(source, dest, {d: add_dest(i) for d, i in dir_ids.items()})
-
-        tasks: list[_Task] = []
-        for f in files:
-            row = by_rel.get(f.rel) if by_rel.get(f.rel, {}).get("type") != "branch" else None
-            node_id = row["id"] if row else add_dest(file_ids[f.rel])
-            if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
-                report.unchanged.append(node_id)
-                continue
-            unsupported = self.remembered.unsupported_reason(os.path.basename(f.location))
-            if unsupported is not None:
-                # decided from the name alone: a folder of videos is not hashed on every sync
-                report.unsupported.append(f"{f.rel}: {unsupported}")
-                if dry_run:
-                    report.plan.append(f"unsupported {f.rel}: {unsupported}")
-                continue
-            failed = self.failures.recall(origin_of(f.rel), f.size, f.mtime)
-            if failed is not None:
-                getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
-                continue
-            tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
-                               name_title=told_apart_by_extension(node_id, f.rel)))
-
-        walked = {f.rel for f in walk.files}
-        if not scope:  # a file gone from the source has nothing left to retry
-            self.failures.keep_only(prefix, lambda origin: _walked_origin(origin, prefix, walked, origin_of))
-        for rel, row in sorted(by_rel.items()):
-            if row["type"] == "branch" or rel in walked or not in_scope(rel):
-                continue
+        plan = self._plan(vine.catalog, source, dest, report, only_path=only_path, on_walked=on_walked)
+        tasks, branches = plan.tasks, plan.branches
+        self._forget_vanished_failures(plan)
+        for rel, row in plan.vanished:
             if not row["stale"] and not dry_run:
                 try:
                     vine.replace(row["id"], {"stale": True}, message=f"gardener(sync): {row['id']}")
@@ -289,11 +281,80 @@ class Gardener:
             self.failures.save()
             self.remembered.save()
 
+    def _plan(self, catalog: Catalog, source: Path, dest: str, report: Report, *, only_path: str | None = None,
+              on_walked: Callable[[], None] | None = None) -> _Plan:
+        """What a reconcile of ``source`` must do, decided from the walk and the
+        catalog alone (nothing written): the files it reports as they are (unchanged,
+        unsupported, failed before, set aside) go into ``report``; the ones to convert
+        and the nodes whose file vanished are returned."""
+        from .slugs import assign_dir_ids, assign_ids
+        if not source.is_dir():
+            raise VineError("E_NOT_FOUND", f"source {source} is not a folder",
+                            "Pass the export folder to adopt.")
+        walk = walk_source(source, forest=self.forest, ignore=self.config.ignore)
+        if on_walked is not None:
+            on_walked()
+        scope = (only_path or "").strip("/")
+        in_scope = (lambda rel: not scope or rel == scope or rel.startswith(scope + "/"))
+        report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped if in_scope(rel)]
+        report.errors += [f"{rel}: {reason}" for rel, reason in walk.errors if in_scope(rel)]
+        report.unsupported += [f"{rel}: {reason}" for rel, reason in walk.unsupported if in_scope(rel)]
+        files = [f for f in walk.files if in_scope(f.rel)]
+
+        prefix = file_uri(source) + "/"
+        origin_of = origins_under(source)
+        existing = catalog.provenance(prefix)
+        # exactly this source's nodes (defence in depth: a nested source, which adopt
+        # refuses, would share the prefix with different source paths)
+        by_rel = {row["source_path"]: row for row in existing.values()
+                  if row.get("source_path") is not None and row["origin"] == origin_of(row["source_path"])}
+        taken_dirs = {rel: row["id"] for rel, row in by_rel.items() if row["type"] == "branch"}
+        taken_files = {rel: row["id"] for rel, row in by_rel.items() if row["type"] != "branch"}
+        unprefix = (lambda node_id: node_id[len(dest) + 1:] if dest else node_id)
+        dir_ids = assign_dir_ids(walk.dirs, {r: unprefix(i) for r, i in taken_dirs.items()})
+        file_ids = assign_ids([f.rel for f in walk.files], {r: unprefix(i) for r, i in taken_files.items()},
+                              dir_ids=dir_ids)
+        add_dest = (lambda node_id: f"{dest}/{node_id}" if dest else node_id)
+        branches = _Branches(source, dest, {d: add_dest(i) for d, i in dir_ids.items()})
+
+        tasks: list[_Task] = []
+        for f in files:
+            row = by_rel.get(f.rel) if by_rel.get(f.rel, {}).get("type") != "branch" else None
+            node_id = row["id"] if row else add_dest(file_ids[f.rel])
+            if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
+                report.unchanged.append(node_id)
+                continue
+            unsupported = self.remembered.unsupported_reason(os.path.basename(f.location))
+            if unsupported is not None:
+                # decided from the name alone: a folder of videos is not hashed on every sync
+                report.unsupported.append(f"{f.rel}: {unsupported}")
+                if report.dry_run:
+                    report.plan.append(f"unsupported {f.rel}: {unsupported}")
+                continue
+            failed = self.failures.recall(origin_of(f.rel), f.size, f.mtime)
+            if failed is not None:
+                getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
+                continue
+            tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
+                               name_title=told_apart_by_extension(node_id, f.rel)))
+
+        walked = {f.rel for f in walk.files}
+        vanished = [(rel, row) for rel, row in sorted(by_rel.items())
+                    if row["type"] != "branch" and rel not in walked and in_scope(rel)]
+        return _Plan(tasks=tasks, vanished=vanished, branches=branches, prefix=prefix, origin_of=origin_of,
+                     walked=walked, scoped=bool(scope))
+
+    def _forget_vanished_failures(self, plan: _Plan) -> None:
+        if not plan.scoped:  # a file gone from the source has nothing left to retry
+            self.failures.keep_only(plan.prefix,
+                                    lambda origin: _walked_origin(origin, plan.prefix, plan.walked, plan.origin_of))
+
     def _ensure_branches(self, vine: Vine, branches: _Branches, rel: str, report: Report, *,
                          dry_run: bool = False) -> None:
         """Plant the branches above the file ``rel`` that do not exist yet, outermost
         first: the ``--dest`` chain, then each source folder on the way down."""
         from .derive import cut_at_word
+        from .nodes import clean_title
         parts = branches.dest.split("/") if branches.dest else []
         chain: list[tuple[str, str | None]] = [("/".join(parts[:i + 1]) + "/_index", None) for i in range(len(parts))]
         folders = rel.split("/")[:-1]
@@ -343,6 +404,7 @@ class Gardener:
                 yield _Ready(task, prepare_file(self.spec, task.file.location, task.file.rel, task.known_hash,
                                                 tmp_dir, name_title=task.name_title))
             return
+        from .executors import WINDOW_PER_SLOT, ConversionJob
         window = pool.slots * WINDOW_PER_SLOT
         jobs = [ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
                               name_title=t.name_title) for t in tasks]
@@ -366,6 +428,7 @@ class Gardener:
     # -- per file -------------------------------------------------------------------
     def _classify(self, vine: Vine, ready: _Ready, source: Path, report: Report) -> bool:
         """Sort a prepared file into the report; True when it still needs a plant."""
+        from .nodes import build_node, tidy
         task, prep = ready.task, ready.prepared
         rel = task.file.rel
         if prep.read_error:
@@ -412,6 +475,7 @@ class Gardener:
     def _tmp_path(self, vine: Vine) -> Path:
         tmp_dir = vine.root / TMP_DIR
         tmp_dir.mkdir(parents=True, exist_ok=True)
+        from .prepared import new_tmp_path
         return Path(new_tmp_path(str(tmp_dir)))
 
     # -- curate + plant ---------------------------------------------------------------
@@ -448,6 +512,10 @@ class Gardener:
         return outcomes
 
     def _plant_one(self, vine: Vine, ready: _Ready, report: Report, outcome: Any, branches: _Branches) -> None:
+        from monkeyllm_core import NodeWrite
+        from monkeyllm_core.store.history import GitError
+
+        from .nodes import merge_tags
         task, request = ready.task, ready.request
         assert request is not None
         fields = dict(request.passport)
@@ -500,6 +568,9 @@ class Gardener:
     def _refresh(self, vine: Vine, task: _Task, fields: dict[str, Any], body: str,
                  payload: PayloadSpec | None) -> None:
         """A changed source: body and payload replaced together; curated fields kept."""
+        from monkeyllm_core import NodeWrite
+
+        from .nodes import keep_human_sections, merge_links, merge_tags
         current = vine.read(task.node_id)
         old = current.frontmatter
         was, now = _payload_family(old), _payload_family(fields)
@@ -531,6 +602,7 @@ class Gardener:
         """on_curate hooks see passport fields only; ``on_curate_policy`` judges and merges what they return."""
         if not self.host.has_hook("on_curate"):
             return fields
+        from .on_curate_policy import draft_for_hooks, merge_hook_result
         result, problems = self.host.run_on_curate(draft_for_hooks(fields))
         merged, dropped = merge_hook_result(vine, fields, result)
         report.warnings += [f"{rel}: {p}" for p in (*problems, *dropped)]
@@ -552,6 +624,17 @@ def _ready_soon(future: Future[Any]) -> bool:
     except BaseException:  # cancelled, or the pool broke: result() reports it
         return True
     return True
+
+
+def _holds_files(folder: Path) -> bool:
+    """Whether ``folder`` exists and is not empty (or cannot be listed)."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is not None
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _walked_origin(origin: str, prefix: str, walked: set[str], origin_of: Callable[[str], str]) -> bool:

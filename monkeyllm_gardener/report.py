@@ -11,32 +11,32 @@ the lines that matter.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 LISTS = ("planted", "updated", "unchanged", "stale", "unsupported", "errors")
 
 
-@dataclass
 class Report:
-    planted: list[str] = field(default_factory=list)  # node ids
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)  # "rel: reason"
-    errors: list[str] = field(default_factory=list)  # "rel: reason"
-    branches: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    curation_model: str | None = None
-    curation: dict[str, int] | None = None
-    rollup: dict[str, int] | None = None
-    dry_run: bool = False
-    plan: list[str] = field(default_factory=list)
-    # ``errors`` also names each converter that failed before another one converted
-    # the file (ingestion.md); the file is in ``planted``/``updated``, so these lines
-    # alone do not fail the run
-    recovered: int = 0
+    # a plain class, not a dataclass: a sync that finds nothing to do imports no dataclasses
+    def __init__(self, *, dry_run: bool = False, warnings: list[str] | None = None) -> None:
+        self.planted: list[str] = []  # node ids
+        self.updated: list[str] = []
+        self.unchanged: list[str] = []
+        self.stale: list[str] = []
+        self.unsupported: list[str] = []  # "rel: reason"
+        self.errors: list[str] = []  # "rel: reason"
+        self.branches: list[str] = []
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.skipped: list[str] = []
+        self.curation_model: str | None = None
+        self.curation: dict[str, int] | None = None
+        self.rollup: dict[str, int] | None = None
+        self.dry_run = dry_run
+        self.plan: list[str] = []
+        # ``errors`` also names each converter that failed before another one converted
+        # the file (ingestion.md); the file is in ``planted``/``updated``, so these lines
+        # alone do not fail the run
+        self.recovered = 0
 
     @property
     def failed(self) -> bool:

@@ -60,7 +60,6 @@ import os
 import re
 import stat
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
@@ -99,13 +98,12 @@ class SourceFile(NamedTuple):
         return Path(self.location)
 
 
-@dataclass(frozen=True, kw_only=True)
-class WalkResult:
-    dirs: list[str] = field(default_factory=list)  # parents before children; the root is not listed
-    files: list[SourceFile] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): set aside on purpose
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): broken entries
-    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason): not followed
+class WalkResult(NamedTuple):
+    dirs: list[str]  # parents before children; the root is not listed
+    files: list[SourceFile]
+    skipped: list[tuple[str, str]]  # (rel, reason): set aside on purpose
+    errors: list[tuple[str, str]]  # (rel, reason): broken entries
+    unsupported: list[tuple[str, str]]  # (rel, reason): not followed
 
 
 def is_forest_dir(path: Path | str) -> bool:
@@ -195,7 +193,7 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
         )
     root = Path(os.path.abspath(source))
     ignore_regex = compile_ignore(ignore)
-    result = WalkResult()
+    result = WalkResult(dirs=[], files=[], skipped=[], errors=[], unsupported=[])
     # An explicit stack (not recursion) so a very deep tree cannot hit the recursion limit.
     # Each item is (absolute dir path, rel prefix + "/"); subfolders are pushed in
     # reverse so they pop in sorted order: depth-first and sorted.

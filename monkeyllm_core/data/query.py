@@ -41,7 +41,6 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -160,11 +159,12 @@ def open_readonly(db_path: str | os.PathLike[str]) -> sqlite3.Connection:
     return connection
 
 
-@dataclass(kw_only=True)
 class Deadline:
-    timeout_s: float
-    started: float
-    expired: bool = False
+    # a plain class: opening the catalog read-only (this module) must not import dataclasses
+    def __init__(self, *, timeout_s: float, started: float) -> None:
+        self.timeout_s = timeout_s
+        self.started = started
+        self.expired = False
 
     def elapsed_ms(self) -> float:
         return round((time.monotonic() - self.started) * 1000, 2)

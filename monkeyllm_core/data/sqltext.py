@@ -8,8 +8,7 @@ the raw text. SQLite still parses the statement itself; this only classifies it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 TokenKind = Literal["word", "quoted", "string", "number", "punct", "comment", "space"]
 
@@ -18,8 +17,7 @@ class SqlTextError(ValueError):
     """The text cannot be tokenized (an unterminated string or quoted name)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Token:
+class Token(NamedTuple):
     kind: TokenKind
     text: str
     start: int

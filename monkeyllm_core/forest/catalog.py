@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from .dialect import Dialect
 from .rules import is_branch_id, parent_of
+
+if TYPE_CHECKING:
+    from .dialect import Dialect
 
 CATALOG_PATH = "_derived/catalog.db"
 SCHEMA_VERSION = "4"  # 2: nodes_fts rowid == nodes rowid (O(1) FTS delete); 3: repeats; 4: outline

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA_PATH = "_meta/schema.md"
+from .layout import SCHEMA_PATH  # noqa: F401 - where the dialect lives; importable from here as before
 
 DEFAULT_TYPES = (
     ("branch", "A folder's index: the map of what lives there.", "descend"),

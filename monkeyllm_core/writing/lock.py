@@ -16,11 +16,9 @@ process holding the lock may be in the middle of a write.
 """
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import json
 import os
-import socket
 from pathlib import Path
 
 from . import lineage
@@ -44,6 +42,8 @@ class ForestLock:
             lineage.unguard(fd)
             os.close(fd)
             raise VineError("E_LOCKED", message, hint) from None
+        import datetime as dt  # here, not at import: a probe of the card (writer_probe) needs neither
+        import socket
         card = {"pid": os.getpid(), "host": socket.gethostname(),
                 "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)

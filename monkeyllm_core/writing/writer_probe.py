@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .lineage import process_alive
 from .lock import LOCK_NAME
 
 
-@dataclass(frozen=True, kw_only=True)
-class LockState:
+class LockState(NamedTuple):
     stamp: tuple[int, int, int] | None  # (inode, size, mtime_ns) of .vine.lock; None: no lock file
     writer: str | None                  # who is writing, as the card names them; None: nobody
 
@@ -56,6 +54,7 @@ def _live_writer(card: bytes) -> str | None:
     who = f"pid {pid} on {host}" if host else f"pid {pid}"
     if fields.get("since"):
         who += f" since {fields['since']}"
+    import socket  # only for a card: an idle forest's is empty
     if host and host != socket.gethostname():
         return who  # another machine's process: it cannot be checked from here
     return who if process_alive(pid) else None

@@ -99,9 +99,14 @@ class RememberedHost:
         self._dirty = True
         return reason
 
+    @property
+    def unsaved(self) -> bool:
+        """Whether ``save`` would write: new answers of a host that may be remembered."""
+        return self._dirty and self._rememberable and self._fingerprint is not None
+
     def save(self) -> None:
         """Write the answers atomically, if any are new and the host may be remembered."""
-        if not self._dirty or not self._rememberable or self._fingerprint is None:
+        if not self.unsaved:
             return
         self._dirty = False
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,17 +7,20 @@ pluggy nor a plugin.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from monkeyllm_gardener.command_hooks import DEFAULT_OUTPUT_LIMIT_MB
 from monkeyllm_gardener.host.builtins import BUILTIN_PLUGIN_MODULES
 
 ALLOW_LIST_ENV = "MONKEYLLM_LOAD_PLUGINS"
+# what a command hook may print before it is stopped, unless the config says otherwise
+# (here, not in ``command_hooks``: reading the config and describing a host must not
+# import the machinery that runs the hooks)
+DEFAULT_OUTPUT_LIMIT_MB = 64
 
 
-@dataclass(frozen=True, kw_only=True)
-class HostSpec:
-    """A picklable, hashable description of a host: worker processes rebuild it."""
+class HostSpec(NamedTuple):
+    """A picklable, hashable description of a host: worker processes rebuild it.
+    (A NamedTuple, not a dataclass: a sync that finds nothing to do imports no dataclasses.)"""
 
     command_converters: tuple[tuple[str, str], ...] = ()
     command_timeout: float = 120.0

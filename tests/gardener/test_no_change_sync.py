@@ -11,6 +11,7 @@ makes the next sync ask the host again.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -30,11 +31,14 @@ COMMAND_MODULES = ("monkeyllm_gardener.read_commands", "monkeyllm_gardener.snaps
                    "monkeyllm_gardener.canopy_commands")
 # what a run that converts nothing must not load: the plugin host and its
 # discovery, the converters and their readers, the worker stage, the process
-# pool, a model client, the progress bar
+# pool, a model client, the progress bar; nor the writer (the engine, git, the
+# lock's host name), the node builder, the executors
 NOT_FOR_A_NO_CHANGE_SYNC = ("pluggy", "importlib.metadata", "monkeyllm_plugins", "monkeyllm_gardener.host.plugin_host",
                             "monkeyllm_gardener.worker", "monkeyllm_gardener.kit.sheets", "concurrent.futures.process",
                             "multiprocessing", "openpyxl", "docx", "xlrd", "PIL", "mutagen", "openai", "rich",
-                            "asyncio", "numpy", *COMMAND_MODULES)
+                            "asyncio", "numpy", "monkeyllm_core.vine", "monkeyllm_core.store", "monkeyllm_gardener.nodes",
+                            "monkeyllm_gardener.executors", "monkeyllm_gardener.command_hooks",
+                            "subprocess", "socket", "ctypes", *COMMAND_MODULES)
 # `vine --help` lists the commands: not the engine, not the pipeline, no command's module
 NOT_FOR_HELP = ("monkeyllm_core.vine", "monkeyllm_core.read", "monkeyllm_gardener.pipeline", "yaml", "sqlite3",
                 "pluggy", "rich", "asyncio", "logging", "numpy", "monkeyllm_gardener.troop", "monkeyllm_core.canopy",
@@ -164,7 +168,8 @@ def test_a_settled_config_is_read_without_pyyaml_and_an_edit_is_seen_at_once(
     time.sleep(SETTLED_SECONDS + 0.2)  # its ctime too (which only the clock moves)
     parsed = vine_cli.sync(forest, expect=1)  # parses it, and remembers it now
     remembered, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
-    assert loaded(modules, ("yaml",)) == []
+    # nor dataclasses, whose import costs more than some modules (PyYAML's passport module needs them)
+    assert loaded(modules, ("yaml", "dataclasses")) == []
     assert remembered.stdout == parsed.stdout and memory.exists()
 
     config.write_text(config.read_text(encoding="utf-8") + "ignore:\n- '*.qqq'\n", encoding="utf-8")
@@ -184,3 +189,112 @@ def test_a_config_json_cannot_carry_is_parsed_every_time(
         report, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json")
         assert "yaml" in modules and not (forest / CONFIG_MEMORY_PATH).exists()
         assert any("unknown key 'since'" in w for w in report.json()["warnings"])
+
+
+# -- the sync that opens no writer ---------------------------------------------------------
+def logging_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose ``git`` is the real one, run through a script that logs
+    each call first: the log says whether a command ran git at all."""
+    folder, log = tmp_path / "logged-git", tmp_path / "git-calls.log"
+    folder.mkdir(exist_ok=True)
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{shutil.which("git")}" "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def git_calls(log: Path) -> list[str]:
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def lock_stat(forest: Path) -> tuple[int, int, int]:
+    st = os.stat(forest / ".vine.lock")
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def test_a_no_change_sync_takes_no_lock_runs_no_git_and_says_what_the_writer_says(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    forest, _export, _ = adopted
+    env, log = logging_git(tmp_path)
+    vine_cli.sync(forest, expect=1, env=env)  # the memories settle
+    before, lock, calls = snapshot(forest), lock_stat(forest), len(git_calls(log))
+    quiet, modules = run_listing_modules(vine_cli, tmp_path, "sync", "--forest", forest, "--json", env=env)
+    assert quiet.returncode == 1 and loaded(modules, NOT_FOR_A_NO_CHANGE_SYNC) == []
+    assert git_calls(log)[calls:] == [] and lock_stat(forest) == lock  # the lock was never taken
+    # a leftover of a killed run's conversions: only the writer's sync sweeps it, so this one opens the writer
+    leftover = forest / "_derived/tmp/left-by-a-kill.db"
+    leftover.parent.mkdir(parents=True, exist_ok=True)
+    leftover.write_bytes(b"half a dataset")
+    swept = vine_cli.sync(forest, expect=1, env=env)
+    assert git_calls(log)[calls:] != [] and lock_stat(forest) != lock and not leftover.exists()
+    assert swept.stdout == quiet.stdout  # the same report, to the byte
+    assert snapshot(forest) == before and git(forest, "status", "--porcelain") == ""
+
+
+def test_a_sync_beside_a_writer_at_work_is_refused_as_before(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+    from monkeyllm_core import Vine
+    forest, _export, _ = adopted
+    vine_cli.sync(forest, expect=1)
+    with Vine(forest):  # a writer holds the lock: the catalog may be changing under a reader
+        refused = vine_cli.sync(forest, expect=2)
+    assert "E_LOCKED" in refused.stderr
+    vine_cli.sync(forest, expect=1)
+
+
+def test_a_commit_made_by_hand_is_seen_by_the_next_sync(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    """HEAD moved past the catalog's commit (here: a node removed by hand and
+    committed): the writer rebuilds the catalog, and the file is planted again."""
+    forest, _export, _ = adopted
+    env, log = logging_git(tmp_path)
+    git(forest, "pack-refs", "--all")  # the branch is read from packed-refs now
+    vine_cli.sync(forest, expect=1, env=env)
+    calls = len(git_calls(log))
+    assert vine_cli.sync(forest, expect=1, env=env).json()["planted"] == [] and git_calls(log)[calls:] == []
+    git(forest, "rm", "-q", "notes/archive/old-plan.md")
+    git(forest, "-c", "user.name=Ann", "-c", "user.email=ann@example.com", "commit", "-q", "-m", "removed by hand")
+    report = vine_cli.sync(forest, expect=1, env=env).json()
+    assert report["planted"] == ["notes/archive/old-plan"]
+    assert (forest / "notes/archive/old-plan.md").is_file()
+
+
+def test_a_detached_head_is_refused_by_the_writer_as_before(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+    forest, _export, _ = adopted
+    vine_cli.sync(forest, expect=1)
+    git(forest, "checkout", "-q", "--detach")
+    refused = vine_cli.sync(forest, expect=2)
+    assert "HEAD is detached" in refused.stderr
+
+
+def test_a_killed_writers_temporary_pack_is_swept_by_the_next_sync(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+    forest, _export, _ = adopted
+    vine_cli.sync(forest, expect=1)
+    dead_pid = 4_000_000  # above any pid_max: no such process
+    leftover = forest / f".git/objects/pack/vine_tmp_{dead_pid}_0123abcd.pack"
+    leftover.write_bytes(b"PACK")
+    vine_cli.sync(forest, expect=1)
+    assert not leftover.exists()
+
+
+def test_a_failed_file_removed_from_the_source_is_forgotten(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+    forest, export, _ = adopted
+    vine_cli.sync(forest, expect=1)
+    memory = forest / "_derived/gardener-failures.json"
+    assert "broken.json" in memory.read_text(encoding="utf-8")
+    (export / "misc/broken.json").unlink()
+    report = vine_cli.sync(forest).json()  # nothing fails any more: exit 0
+    assert report["errors"] == [] and "broken.json" not in memory.read_text(encoding="utf-8")
+
+
+def test_a_deleted_catalog_is_rebuilt_by_the_next_sync(
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+    forest, _export, _ = adopted
+    first = vine_cli.sync(forest, expect=1)
+    for name in ("catalog.db", "catalog.db-wal", "catalog.db-shm"):
+        (forest / "_derived" / name).unlink(missing_ok=True)
+    rebuilt = vine_cli.sync(forest, expect=1)
+    assert rebuilt.stdout == first.stdout and (forest / "_derived/catalog.db").is_file()
