@@ -3,7 +3,11 @@
 Reads go through a cache checked against each file's stat: a sync or a reindex
 reads thousands of passports, and a branch index is read again by every write
 beneath it. Writes replace a file atomically (``atomic``) and record the text they
-wrote, so the next read of it costs one ``stat``. Each replacement leaves a hidden
+wrote, so the next read of it costs one ``stat``. The cache holds the most recently
+used texts up to ``CACHE_CHARS`` characters: an adopt writes every node of the
+forest through one ``Vine``, and keeping each text it wrote made the writer grow
+by the forest's size (430 MiB at 50,000 files); the branch indexes each write
+reads again are the recently used ones. Each replacement leaves a hidden
 spare copy beside the file; the spares are dropped at the next checkpoint, never
 later than the journal that names their files, so a crash never leaves one that
 the next recovery would not clean up.
@@ -16,12 +20,15 @@ from pathlib import Path
 from ..errors import VineError
 from .atomic import remove_spare, write_atomically
 
+CACHE_CHARS = 8 * 2**20  # the texts kept, in characters (a few MiB: hundreds of branch indexes)
+
 
 class TextFiles:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._prefix = f"{os.fspath(root)}/"  # rel paths joined as strings: a write is a few syscalls
-        self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text)
+        self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text), least recent first
+        self._cached_chars = 0
         self._spares: set[str] = set()  # files whose spare copy goes at the next checkpoint
 
     def read(self, rel: str) -> str | None:
@@ -35,6 +42,7 @@ class TextFiles:
             return None
         cached = self._cache.get(rel)
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            self._cache[rel] = self._cache.pop(rel)  # the most recent now
             return cached[2]
         try:
             with open(path, encoding="utf-8") as handle:  # universal newlines, as Path.read_text
@@ -42,7 +50,7 @@ class TextFiles:
         except UnicodeDecodeError as exc:
             raise VineError("E_FRONTMATTER", f"{rel}: not UTF-8 text (byte {exc.start})",
                             "Re-save the file as UTF-8.") from None
-        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        self._remember(rel, st, text)
         return text
 
     def write(self, rel: str, text: str, data: bytes | None = None) -> None:
@@ -50,11 +58,27 @@ class TextFiles:
         the caller has them already)."""
         st = write_atomically(self._prefix + rel, text.encode("utf-8") if data is None else data)
         self._spares.add(rel)
-        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        self._remember(rel, st, text)
 
     def forget(self, rel: str) -> None:
         """The file was changed behind the cache's back (a write undone, a recovery)."""
-        self._cache.pop(rel, None)
+        dropped = self._cache.pop(rel, None)
+        if dropped is not None:
+            self._cached_chars -= len(dropped[2])
+
+    def _remember(self, rel: str, st: os.stat_result, text: str) -> None:
+        """Cache ``text`` as the file's, the least recently used texts going past ``CACHE_CHARS``."""
+        self.forget(rel)
+        self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
+        self._cached_chars += len(text)
+        while self._cached_chars > CACHE_CHARS and len(self._cache) > 1:
+            oldest = next(iter(self._cache))
+            self._cached_chars -= len(self._cache.pop(oldest)[2])
+
+    @property
+    def cached_chars(self) -> int:
+        """How many characters of text the cache holds now."""
+        return self._cached_chars
 
     def drop_spares(self) -> None:
         """At a checkpoint: the spare copies of every file written since the last one go."""
