@@ -24,8 +24,9 @@ CACHE_CHARS = 8 * 2**20  # the texts kept, in characters (a few MiB: hundreds of
 
 
 class TextFiles:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, cache_chars: int = CACHE_CHARS) -> None:
         self.root = root
+        self._cache_chars = cache_chars  # the most text the cache keeps
         self._prefix = f"{os.fspath(root)}/"  # rel paths joined as strings: a write is a few syscalls
         self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text), least recent first
         self._cached_chars = 0
@@ -67,11 +68,11 @@ class TextFiles:
             self._cached_chars -= len(dropped[2])
 
     def _remember(self, rel: str, st: os.stat_result, text: str) -> None:
-        """Cache ``text`` as the file's, the least recently used texts going past ``CACHE_CHARS``."""
+        """Cache ``text`` as the file's, the least recently used texts going past the bound."""
         self.forget(rel)
         self._cache[rel] = (st.st_mtime_ns, st.st_size, text)
         self._cached_chars += len(text)
-        while self._cached_chars > CACHE_CHARS and len(self._cache) > 1:
+        while self._cached_chars > self._cache_chars and len(self._cache) > 1:
             oldest = next(iter(self._cache))
             self._cached_chars -= len(self._cache.pop(oldest)[2])
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-from monkeyllm_core.writing import files as text_files
 from monkeyllm_core.writing.files import TextFiles
 
 
@@ -18,9 +17,8 @@ def test_a_written_file_reads_back_and_an_edit_behind_the_cache_is_seen(tmp_path
     assert files.read("missing.md") is None
 
 
-def test_the_cache_keeps_the_recently_used_texts_within_its_bound(tmp_path, monkeypatch):
-    monkeypatch.setattr(text_files, "CACHE_CHARS", 10_000)
-    files = TextFiles(tmp_path)
+def test_the_cache_keeps_the_recently_used_texts_within_its_bound(tmp_path):
+    files = TextFiles(tmp_path, cache_chars=10_000)
     files.write("_index.md", "branch index\n" * 10)
     for n in range(500):  # 500 nodes of 1,000 characters: 50 times what the cache may hold
         files.write(f"node-{n}.md", f"{n:04d}" + "x" * 995 + "\n")
