@@ -131,3 +131,62 @@ def test_a_checkpoint_does_not_wait_for_a_worker_forked_mid_session(brain, make_
         vine.close()
     assert brain.subjects()[:2] == ["plant(second): second [source=agent]", "plant(first): first [source=agent]"]
     brain.assert_clean()
+
+
+def staged(brain) -> list[str]:
+    """The paths where git's index differs from HEAD."""
+    return brain.git("diff", "--cached", "--name-only").split()
+
+
+def test_in_a_bulk_session_the_index_catches_up_at_the_end_or_every_index_batch_paths(
+        brain, make_note, monkeypatch):
+    from monkeyllm_core.store import history
+
+    vine = brain.open()
+    try:
+        with vine.bulk(seconds=3600):
+            vine.plant({"id": "notes/_index", "title": "Notes", "summary": "Every note of the test."})
+            vine.plant(make_note("notes/a"))
+            vine.flush()  # the ref moves; the index waits for the session's end
+            assert "notes/a.md" in brain.git("ls-tree", "-r", "--name-only", "HEAD").split()
+            assert "notes/a.md" in staged(brain)
+            monkeypatch.setattr(history, "INDEX_BATCH", 4)
+            vine.plant(make_note("notes/b"))
+            vine.flush()  # now enough paths wait: it catches up mid-session
+            assert staged(brain) == []
+            vine.plant(make_note("notes/c"))
+            vine.flush()
+            assert staged(brain) == ["_index.md", "notes/_index.md", "notes/c.md"]
+        assert staged(brain) == []
+        assert (brain.root / ".git" / "vine-journal").read_text() == ""
+    finally:
+        vine.close()
+    brain.assert_clean()
+
+
+def test_a_kill_while_the_index_lags_the_branch_is_recovered_with_every_checkpointed_write(
+        brain, make_note, tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(
+        "import sys, time\n"
+        "from monkeyllm_core import Vine\n"
+        "vine = Vine(sys.argv[1])\n"
+        "with vine.bulk(seconds=3600):\n"
+        "    vine.plant({'id': 'notes/_index', 'title': 'Notes', 'summary': 'Every note of the test.'})\n"
+        "    vine.plant({'id': 'notes/a', 'type': 'note', 'title': 'A', 'summary': 'Note a.'})\n"
+        "    vine.flush()\n"
+        "    vine.plant({'id': 'notes/b', 'type': 'note', 'title': 'B', 'summary': 'Note b.'})\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n")
+    writer = subprocess.Popen([sys.executable, str(script), str(brain.root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
+    assert "notes/a.md" in staged(brain)  # the branch has it, git's index not yet
+    with brain.open() as vine:  # the recovery: a checkpointed, b (never checkpointed) undone
+        assert vine.exists("notes/a") and not vine.exists("notes/b")
+    assert staged(brain) == []
+    assert not (brain.root / "notes" / "b.md").exists()
+    brain.assert_clean()
