@@ -77,6 +77,12 @@ NODE_COLUMNS = (
 JSON_COLUMNS = ("tags", "aliases", "outline")
 # a node's row, bound by position (NODE_COLUMNS' order), and its search entry
 _INSERT_NODE = f"INSERT OR REPLACE INTO nodes ({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+# the same row under the rowid it had (REPLACE fires no delete trigger: node_changes logs one change)
+_REPLACE_NODE = (f"INSERT OR REPLACE INTO nodes (rowid, {', '.join(NODE_COLUMNS)}) "
+                 f"VALUES ({', '.join('?' * (len(NODE_COLUMNS) + 1))})")
+_TAGS, _ALIASES = NODE_COLUMNS.index("tags"), NODE_COLUMNS.index("aliases")
+# what a search entry is made of, as the node's row stores it
+_SEARCHED_FIELDS = "SELECT rowid, title, tags, aliases, summary FROM nodes WHERE id = ?"
 _INSERT_SEARCH_ENTRY = "INSERT INTO nodes_fts (rowid, id, title, aliases, tags, summary) VALUES (?, ?, ?, ?, ?, ?)"
 _BINDABLE = (str, int, float)  # what SQLite binds as it is (_scalar)
 # BM25 column weights: id (unindexed), title heaviest, then aliases, tags, summary.
@@ -146,11 +152,20 @@ class Catalog:
         ))  # in NODE_COLUMNS' order
         # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
         # delete by id would scan the whole index on every write (O(forest size))
-        old = None if new else self.db.execute("SELECT rowid FROM nodes WHERE id = ?", (node_id,)).fetchone()
-        if old is not None:
-            self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (old[0],))
-        rowid = self.db.execute(_INSERT_NODE, row).lastrowid
-        self.db.execute(_INSERT_SEARCH_ENTRY, (rowid, node_id, title, " ".join(aliases), " ".join(tags), summary))
+        old = None if new else self.db.execute(_SEARCHED_FIELDS, (node_id,)).fetchone()
+        if old is None:
+            rowid, searched_changed = self.db.execute(_INSERT_NODE, row).lastrowid, True
+        else:
+            # the row keeps its rowid, so an unchanged search entry stays as it is: a
+            # branch is rewritten by every write beneath it, its title and summary rarely
+            rowid = old[0]
+            self.db.execute(_REPLACE_NODE, (rowid, *row))
+            searched_changed = old[1:] != (title, row[_TAGS], row[_ALIASES], summary)
+            if searched_changed:
+                self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (rowid,))
+        if searched_changed:
+            self.db.execute(_INSERT_SEARCH_ENTRY,
+                            (rowid, node_id, title, " ".join(aliases), " ".join(tags), summary))
         self.set_edges(node_id, fm.get("links") or [], dialect, new=new)
 
     def set_edges(self, node_id: str, links: Iterable[dict[str, Any]], dialect: Dialect, *,

@@ -117,6 +117,27 @@ def test_repeated_edits_keep_one_search_row_per_node(vine, make_note):
     assert vine.search("desk")[0]["id"] == "sales/policy"
 
 
+def test_a_branch_rewritten_by_the_writes_beneath_it_stays_one_true_search_entry(brain, vine, make_note):
+    """Every plant rewrites its parent's row (coverage, updated); its search entry
+    is kept while title, tags, aliases and summary are the same, replaced when one
+    changes, and equals what a rebuild from the files makes."""
+    populate(vine, make_note)
+    for i in range(5):
+        vine.plant(make_note(f"sales/note-{i}", f"Ledger note {i}."))
+    row = vine.catalog.db.execute("SELECT coverage FROM nodes WHERE id = 'sales/_index'").fetchone()
+    assert row[0].startswith("8 bananas")
+    vine.graft("sales/_index", {"set_frontmatter": {"summary": "Quotas and commissions.", "tags": ["quota"]}})
+    vine.plant(make_note("sales/note-5", "Ledger note 5."))
+    assert [h["id"] for h in vine.search("commissions")] == ["sales/_index"]
+    assert [h["id"] for h in vine.search("quota")] == ["sales/_index"]
+    assert vine.search("Commercial ledgers", kind="branch") == []
+    incremental = rows(vine)
+    vine.close()
+    shutil.rmtree(brain.root / "_derived")
+    with Vine(brain.root) as rebuilt:
+        assert rows(rebuilt) == incremental
+
+
 def test_a_catalog_of_another_layout_version_is_rebuilt(brain, make_note):
     import sqlite3
     with brain.open() as vine:
