@@ -45,7 +45,7 @@ LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept
 KEEP_MARK = b"vine: commits not yet on the branch\n"  # how vine's own .keep files start; the pid follows
 MAX_DELTA_DEPTH = 50             # git's own default (pack.depth) for reading speed
 MIN_DELTA_BASE = 4096            # smaller objects are not worth keeping in memory as bases
-_FAST_ZLIB_ABOVE = 64 * 1024     # level 1 above this keeps the periodic full copy of big files cheap
+ZLIB_LEVEL = 1                   # git's for a new object (core.looseCompression): _compress
 _OBJECT_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 _OFS_DELTA = 6
 _LARGE_OFFSET = 0x80000000
@@ -367,19 +367,19 @@ def _encode_base_distance(distance: int) -> bytes:
 
 def _compress(data: bytes) -> bytes:
     """The object's zlib stream (its id is the SHA-1 of the uncompressed bytes, so the
-    stream's bytes are free). Most objects of a plant are 1-4 KB, and for those zlib's
-    setup, allocating and clearing its state for the default 32 KB window (about
-    256 KB), cost more than the compressing: a window just larger than the object
-    sees every match the default one would, at a fraction of the setup. Any inflater
-    reads a stream with a smaller window (the zlib header names it)."""
-    size = len(data)
-    if size > _FAST_ZLIB_ABOVE:
-        return zlib.compress(data, 1)
+    stream's bytes are free). Level 1, as git writes a new object (``core.
+    looseCompression``): a session's packs stand where git's loose objects would, until
+    a repack; level 6 made them 6% smaller at 1.6 times the cost, the writer's largest
+    C call. Most objects of a plant are 1-4 KB, and for those zlib's setup, allocating
+    and clearing its state for the default 32 KB window (about 256 KB), costs more than
+    the compressing: a window just larger than the object sees every match the default
+    one would, at a fraction of the setup. Any inflater reads a stream with a smaller
+    window (the zlib header names it)."""
     # deflate looks back at most the window less MIN_LOOKAHEAD (262) bytes
-    window_bits = max(9, (size + 261).bit_length())
+    window_bits = max(9, (len(data) + 261).bit_length())
     if window_bits >= 15:
-        return zlib.compress(data, 6)
-    compressor = zlib.compressobj(6, zlib.DEFLATED, window_bits, window_bits - 7)  # hash table sized to match
+        return zlib.compress(data, ZLIB_LEVEL)
+    compressor = zlib.compressobj(ZLIB_LEVEL, zlib.DEFLATED, window_bits, window_bits - 7)  # hash table sized to match
     return compressor.compress(data) + compressor.flush()
 
 
