@@ -4,24 +4,32 @@ The conversion stage (hash, convert, describe, load a dataset:
 ``worker.prepare_file``) is the one heavy step of a reconcile that needs no
 forest, so it runs elsewhere while the writer plants the results serially, in
 walk order. "Elsewhere" is a ``concurrent.futures.Executor``: the pipeline
-submits one ``ConversionJob`` per file and collects a ``Prepared`` per file, in
-order; this module chooses the executor and decides how a result gets home.
+makes one ``ConversionJob`` per file, the pool groups them into batches
+(consecutive files, converted by one task), and the pipeline submits each batch
+and collects a ``Prepared`` per file, in order; this module chooses the executor
+and decides how a result gets home.
 
 - ``process`` (the default, ``--jobs`` workers): a ``ProcessPoolExecutor`` forked
-  from the writer. Its workers share the writer's filesystem, so a dataset's
+  from the writer. A task costs the writer about what converting a short note
+  costs a worker (a pickle each way, a wakeup of its result thread, switching
+  threads), so up to ``BATCH_FILES`` consecutive small files (``SMALL_FILE``)
+  travel as one task. Its workers share the writer's filesystem, so a dataset's
   SQLite file is built straight into the forest's ``_derived/tmp`` and only its
   path comes back. Each worker dies with the writer (``init_worker``:
   ``lineage``). A worker that dies mid-file breaks the whole pool: every file in
   flight fails with ``BrokenProcessPool`` and none says whose conversion killed
   it. So the pool is started afresh for the files to come, and each lost file is
   converted once more on its own, in a one-worker pool: a file that kills that
-  worker too lands in errors, the others plant.
+  worker too lands in errors, the others plant. (So is each file of a batch whose
+  results could not come back, say one that would not pickle.)
 - ``dask`` (``--executor dask --scheduler ADDR``): ``distributed.Client(ADDR)
   .get_executor()``, the workers of a Dask cluster, usually on other machines.
   They must read the source folder at the same path as the writer (the usual
   shared mount), but never the forest: a worker builds a dataset's file in its
   own temporary folder and the bytes travel back in the result (``Shipped``);
-  the writer writes them into ``_derived/tmp`` and plants as usual. A task whose
+  the writer writes them into ``_derived/tmp`` and plants as usual. Each file is
+  a task of its own (a batch of one: a cluster's tasks cost the writer little, and
+  the scheduler spreads them). A task whose
   worker died is retried by the scheduler on another worker (its
   ``allowed-failures``) and then fails alone (``KilledWorker``): that file lands
   in errors and the run goes on.
@@ -62,6 +70,11 @@ SCHEDULER_HINT = "Pass the address `dask scheduler` prints, e.g. --scheduler tcp
 # of notes (about 1 ms to convert, 5 to plant) and were then busy when it reached a
 # workbook: it waited 0.5 s of a 1,000-file adopt; at 16, 0.3 s (at 32, 0.25 s).
 WINDOW_PER_SLOT = 16
+# files converted by one process-pool task: consecutive ones, each of at most
+# SMALL_FILE bytes (a bigger one is a task of its own, which a worker may take while
+# another converts a batch)
+BATCH_FILES = 8
+SMALL_FILE = 64 * 1024
 
 LOST_TWICE = "worker died while converting it, and again when it was converted on its own"
 
@@ -100,6 +113,7 @@ class ConversionJob:
     rel: str
     known_hash: str | None
     name_title: bool = False
+    size: int = 0  # the file's size in bytes, as walked: what batches are made by
 
 
 class ConversionPool(Protocol):
@@ -110,11 +124,15 @@ class ConversionPool(Protocol):
     def converts_in_writer(self, total: int) -> bool:
         """True when ``total`` files are better converted in the writer itself."""
 
-    def submit(self, job: ConversionJob) -> Future[Any]:
-        """Start converting ``job``; the future is handed back to ``collect``."""
+    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
+        """``jobs`` cut into consecutive batches, each converted by one task."""
 
-    def collect(self, future: Future[Any], job: ConversionJob) -> Prepared:
-        """The file's result, waiting for it; a lost worker is a failed file, never an exception."""
+    def submit(self, batch: list[ConversionJob]) -> Future[Any]:
+        """Start converting ``batch``; the future is handed back to ``collect``."""
+
+    def collect(self, future: Future[Any], batch: list[ConversionJob]) -> list[Prepared]:
+        """The batch's results, one per job and in order, waiting for them; a lost
+        worker is a failed file, never an exception."""
 
 
 @contextlib.contextmanager
@@ -151,20 +169,23 @@ class ProcessConversionPool:
     def converts_in_writer(self, total: int) -> bool:
         return self.slots <= 1 or total <= 1
 
-    def submit(self, job: ConversionJob) -> Future[Any]:
+    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
+        return batched(jobs, files=BATCH_FILES, small=SMALL_FILE)
+
+    def submit(self, batch: list[ConversionJob]) -> Future[Any]:
         from concurrent.futures import BrokenExecutor
         if self._pool is None:
             self._pool = _forked_pool(self.slots)
         try:
-            future = self._submit_to(self._pool, job)
+            future = self._submit_to(self._pool, batch)
         except BrokenExecutor:  # a worker died since the last submit: the files to come get a fresh pool
             self._retire(self._pool)
             self._pool = _forked_pool(self.slots)
-            future = self._submit_to(self._pool, job)
+            future = self._submit_to(self._pool, batch)
         self._pool_of[future] = self._pool
         return future
 
-    def collect(self, future: Future[Any], job: ConversionJob) -> Prepared:
+    def collect(self, future: Future[Any], batch: list[ConversionJob]) -> list[Prepared]:
         from concurrent.futures import BrokenExecutor
         pool = self._pool_of.pop(future, None)
         try:
@@ -172,21 +193,23 @@ class ProcessConversionPool:
         except BrokenExecutor:
             pass
         except Exception as exc:  # e.g. a result that would not pickle: that file fails, the batch goes on
-            return Prepared(rel=job.rel, read_error=f"worker failed: {exc}")
-        # a worker died with this file in flight, maybe on another file: the pool is
-        # broken for every file it held. A fresh one takes the files to come; this
+            if len(batch) == 1:
+                return [Prepared(rel=batch[0].rel, read_error=f"worker failed: {exc}")]
+            return [self._convert_alone(job) for job in batch]  # which file it was is found out alone
+        # a worker died with these files in flight, maybe on another file: the pool is
+        # broken for every file it held. A fresh one takes the files to come; each
         # file is converted again on its own, so a second death is its own.
         if pool is not None and pool is self._pool:
             self._retire(pool)
             self._pool = None
-        return self._convert_alone(job)
+        return [self._convert_alone(job) for job in batch]
 
     def _convert_alone(self, job: ConversionJob) -> Prepared:
         from concurrent.futures import BrokenExecutor
         if self._alone is None:
             self._alone = _forked_pool(1)
         try:
-            return self._submit_to(self._alone, job).result()
+            return self._submit_to(self._alone, [job]).result()[0]
         except BrokenExecutor:
             self._retire(self._alone)
             self._alone = None
@@ -194,10 +217,9 @@ class ProcessConversionPool:
         except Exception as exc:
             return Prepared(rel=job.rel, read_error=f"worker failed: {exc}")
 
-    def _submit_to(self, pool: ProcessPoolExecutor, job: ConversionJob) -> Future[Any]:
-        from .worker import prepare_file
-        return pool.submit(prepare_file, self.spec, job.path, job.rel, job.known_hash, self.tmp_dir,
-                           name_title=job.name_title)
+    def _submit_to(self, pool: ProcessPoolExecutor, batch: list[ConversionJob]) -> Future[Any]:
+        from .worker import prepare_batch
+        return pool.submit(prepare_batch, self.spec, batch, self.tmp_dir)
 
     @staticmethod
     def _retire(pool: ProcessPoolExecutor) -> None:
@@ -209,6 +231,27 @@ class ProcessConversionPool:
                 pool.shutdown(wait=True, cancel_futures=True)
         self._pool = self._alone = None
         self._pool_of.clear()
+
+
+def batched(jobs: list[ConversionJob], *, files: int, small: int) -> list[list[ConversionJob]]:
+    """Consecutive runs of at most ``files`` jobs of at most ``small`` bytes each; any
+    other job a batch of its own."""
+    out: list[list[ConversionJob]] = []
+    run: list[ConversionJob] = []
+    for job in jobs:
+        if job.size > small:
+            if run:
+                out.append(run)
+                run = []
+            out.append([job])
+            continue
+        run.append(job)
+        if len(run) == files:
+            out.append(run)
+            run = []
+    if run:
+        out.append(run)
+    return out
 
 
 def _forked_pool(workers: int) -> ProcessPoolExecutor:
@@ -251,19 +294,24 @@ class DaskConversionPool:
     def converts_in_writer(self, total: int) -> bool:
         return False  # the user asked for the cluster: never convert on the writer's machine
 
-    def submit(self, job: ConversionJob) -> Future[Any]:
+    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
+        return [[job] for job in jobs]
+
+    def submit(self, batch: list[ConversionJob]) -> Future[Any]:
+        (job,) = batch
         return self._executor.submit(convert_on_worker, self.spec, job)
 
-    def collect(self, future: Future[Any], job: ConversionJob) -> Prepared:
+    def collect(self, future: Future[Any], batch: list[ConversionJob]) -> list[Prepared]:
+        (job,) = batch
         try:
             shipped: Shipped = future.result()
         except self._killed_worker as exc:
             tries = getattr(exc, "allowed_failures", None)
             on = f" (tried on {tries + 1} Dask workers)" if isinstance(tries, int) else ""
-            return Prepared(rel=job.rel, read_error=f"worker died while converting it{on}")
+            return [Prepared(rel=job.rel, read_error=f"worker died while converting it{on}")]
         except Exception as exc:
-            return Prepared(rel=job.rel, read_error=f"worker failed: {error_line(exc)}")
-        return shipped.received(self.tmp_dir)
+            return [Prepared(rel=job.rel, read_error=f"worker failed: {error_line(exc)}")]
+        return [shipped.received(self.tmp_dir)]
 
     def close(self) -> None:
         self._executor.shutdown(wait=False)

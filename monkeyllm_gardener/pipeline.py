@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, NamedTuple
 from urllib.parse import unquote
@@ -405,21 +406,30 @@ class Gardener:
                                                 tmp_dir, name_title=task.name_title))
             return
         from .executors import WINDOW_PER_SLOT, ConversionJob
-        window = pool.slots * WINDOW_PER_SLOT
+        window = pool.slots * WINDOW_PER_SLOT  # files in flight
         jobs = [ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
-                              name_title=t.name_title) for t in tasks]
+                              name_title=t.name_title, size=t.file.size) for t in tasks]
+        batches = pool.batches(jobs)  # consecutive files, one task each: results come in walk order
         futures: list[Future[Any] | None] = []
+        submitted = 0  # files in the batches submitted so far
+        collected = 0  # batches collected so far
+        results: deque[Prepared] = deque()  # the current batch's results not yet yielded
         for i, task in enumerate(tasks):
-            while len(futures) < total and len(futures) < i + window:
-                futures.append(pool.submit(jobs[len(futures)]))
-            future = futures[i]
-            assert future is not None
+            while len(futures) < len(batches) and submitted < i + window:
+                batch = batches[len(futures)]
+                futures.append(pool.submit(batch))
+                submitted += len(batch)
             self._tick(i, total)
-            if not future.done() and not _ready_soon(future):
-                vine.flush()
-            prepared = pool.collect(future, jobs[i])  # a worker that died: that file fails, the batch goes on
-            futures[i] = None  # free the result
-            yield _Ready(task, prepared)
+            if not results:  # this task's file opens the next batch
+                future = futures[collected]
+                assert future is not None
+                if not future.done() and not _ready_soon(future):
+                    vine.flush()
+                # a worker that died: those files fail, the run goes on
+                results.extend(pool.collect(future, batches[collected]))
+                futures[collected] = None  # free the results
+                collected += 1
+            yield _Ready(task, results.popleft())
 
     def _tick(self, done: int, total: int) -> None:
         if self.progress is not None:

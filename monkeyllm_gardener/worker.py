@@ -1,4 +1,5 @@
-"""The worker stage: hash, convert, describe, and load a dataset, for one file.
+"""The worker stage: hash, convert, describe, and load a dataset, for one file
+(``prepare_file``) or for a few small ones in one pool task (``prepare_batch``).
 
 ``prepare_file`` is pure (no forest access beyond a temporary folder for a new
 dataset file or a SQLite source's snapshot), picklable in and out, so it runs in
@@ -11,6 +12,7 @@ never holds the forest's lock or the writer's git pipes: ``lineage``).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Sequence
 
 from monkeyllm_core.writing import lineage
 from monkeyllm_core.hashing import sha256_file
@@ -19,6 +21,9 @@ from .host import HostSpec, host_from_spec
 from .error_lines import error_line
 from .nodes import title_and_summary
 from .prepared import Prepared, new_tmp_path, stage_dataset, stages_dataset
+
+if TYPE_CHECKING:
+    from .executors import ConversionJob
 
 
 def init_worker(writer_pid: int) -> None:
@@ -63,6 +68,19 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems,
                         derived=title_and_summary(conv, rel, name_title=name_title))
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
+
+
+def prepare_batch(spec: HostSpec, jobs: Sequence[ConversionJob], tmp_dir: str | None = None) -> list[Prepared]:
+    """``prepare_file`` for each of ``jobs`` (``executors.ConversionJob``), in order: one
+    pool task for several small files. A file whose conversion raised fails alone,
+    as it would in a task of its own."""
+    out = []
+    for job in jobs:
+        try:
+            out.append(prepare_file(spec, job.path, job.rel, job.known_hash, tmp_dir, name_title=job.name_title))
+        except Exception as exc:  # noqa: BLE001 -- the others of the batch still come back
+            out.append(Prepared(rel=job.rel, read_error=f"worker failed: {exc}"))
+    return out
 
 
 def source_digest(path: str) -> str:

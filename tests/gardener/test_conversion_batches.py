@@ -1,0 +1,45 @@
+"""The process pool converts runs of small files as one task (``executors.batched``):
+the cut keeps walk order, never puts a big file in a batch, and every file comes
+back once, in order, whichever way the export mixes small and big files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkeyllm_gardener.executors import SMALL_FILE, ConversionJob, batched
+from monkeyllm_gardener.pipeline import Gardener
+from monkeyllm_core import Vine, init_forest
+
+
+def jobs(*sizes: int) -> list[ConversionJob]:
+    return [ConversionJob(path=f"/x/{i}", rel=f"{i}", known_hash=None, size=size) for i, size in enumerate(sizes)]
+
+
+def rels(batches: list[list[ConversionJob]]) -> list[list[str]]:
+    return [[job.rel for job in batch] for batch in batches]
+
+
+def test_small_files_are_cut_into_runs_and_a_big_one_is_a_batch_of_its_own() -> None:
+    big = SMALL_FILE + 1
+    assert rels(batched(jobs(10, 10, 10, 10, 10), files=2, small=SMALL_FILE)) == [["0", "1"], ["2", "3"], ["4"]]
+    assert rels(batched(jobs(10, big, 10, 10, big, big), files=8, small=SMALL_FILE)) == [
+        ["0"], ["1"], ["2", "3"], ["4"], ["5"]]
+    assert rels(batched(jobs(SMALL_FILE), files=8, small=SMALL_FILE)) == [["0"]]
+    assert batched([], files=8, small=SMALL_FILE) == []
+
+
+def test_an_adopt_of_small_and_big_files_plants_each_once_in_walk_order(tmp_path: Path) -> None:
+    source = tmp_path / "export"
+    source.mkdir()
+    names = []
+    for i in range(30):
+        # every seventh note is larger than a batch takes: it travels alone between runs
+        filler = "A longer paragraph about the quarterly ledger. " * (1600 if i % 7 == 3 else 1)
+        (source / f"note-{i:02d}.md").write_text(f"# Note {i}\n\n{filler}\n")
+        names.append(f"note-{i:02d}")
+    forest = init_forest(tmp_path / "forest", "Test forest")
+    report = Gardener(forest).adopt(source, jobs=2)
+    assert report.errors == []
+    assert report.planted == names  # walk order, each once
+    with Vine(forest, writable=False) as vine:
+        assert vine.read("note-03").body.count("quarterly ledger") == 1600
+        assert vine.read("note-04").frontmatter["title"] == "Note 4"
