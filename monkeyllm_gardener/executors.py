@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol
 
 from .host.spec import HostSpec
 from .error_lines import error_line
-from .prepared import Prepared, new_tmp_path
+from .prepared import NodePlan, Prepared, new_tmp_path
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -114,6 +114,7 @@ class ConversionJob:
     known_hash: str | None
     name_title: bool = False
     size: int = 0  # the file's size in bytes, as walked: what batches are made by
+    node: NodePlan | None = None  # the node it becomes: a local worker builds the write request too
 
 
 class ConversionPool(Protocol):

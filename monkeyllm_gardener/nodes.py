@@ -2,8 +2,9 @@
 payload to install), and the rules a refresh follows for what people wrote (tags,
 links, their own sections).
 
-Pure functions: the worker stage calls ``title_and_summary``; the main process
-calls ``build_node`` before the plant.
+Pure functions: the worker stage calls ``title_and_summary`` and ``build_node``
+(``worker.with_request``); the main process calls ``build_node`` for a result that
+came without a request (a Dask worker's).
 """
 from __future__ import annotations
 

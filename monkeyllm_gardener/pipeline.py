@@ -269,7 +269,7 @@ class Gardener:
         batch: list[_Ready] = []
         try:
             with vine.bulk():  # planted nodes reach the branch within a second (gitstore)
-                for ready in self._prepared(vine, tasks, pool):
+                for ready in self._prepared(vine, tasks, pool, source):
                     if not self._classify(vine, ready, source, report):
                         continue
                     batch.append(ready)
@@ -382,7 +382,7 @@ class Gardener:
             branches.known.add(branch_id)
             report.branches.append(branch_id)
 
-    def _prepared(self, vine: Vine, tasks: list[_Task], pool: ConversionPool) -> Iterator[_Ready]:
+    def _prepared(self, vine: Vine, tasks: list[_Task], pool: ConversionPool, source: Path) -> Iterator[_Ready]:
         """Worker results in walk order, with a bounded number in flight.
 
         Local workers die with this process (``init_worker``). Before waiting for a
@@ -395,6 +395,11 @@ class Gardener:
         os.makedirs(tmp_dir, exist_ok=True)
         if not tasks:
             return
+        from .prepared import NodePlan
+
+        def plan_of(task: _Task) -> NodePlan:
+            return NodePlan(task.node_id, str(source), task.file.size, task.file.mtime)
+
         if pool.converts_in_writer(total):
             from .worker import prepare_file
             for i, task in enumerate(tasks):
@@ -403,12 +408,12 @@ class Gardener:
                 # (one conversion longer than a second still holds it back: use --jobs 2+)
                 vine.checkpoint_if_due()
                 yield _Ready(task, prepare_file(self.spec, task.file.location, task.file.rel, task.known_hash,
-                                                tmp_dir, name_title=task.name_title))
+                                                tmp_dir, name_title=task.name_title, node=plan_of(task)))
             return
         from .executors import WINDOW_PER_SLOT, ConversionJob
         window = pool.slots * WINDOW_PER_SLOT  # files in flight
         jobs = [ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
-                              name_title=t.name_title, size=t.file.size) for t in tasks]
+                              name_title=t.name_title, size=t.file.size, node=plan_of(t)) for t in tasks]
         batches = pool.batches(jobs)  # consecutive files, one task each: results come in walk order
         futures: list[Future[Any] | None] = []
         submitted = 0  # files in the batches submitted so far
@@ -472,11 +477,17 @@ class Gardener:
             report.recovered += 1
         report.warnings += [f"{rel}: {tidy(w, name)}" for w in result.conversion.warnings]
         report.warnings += [f"{rel}: {p}" for p in prep.problems]
-        try:
-            ready.request = build_node(task.node_id, task.file, prep, result.conversion, source,
-                                       lambda: self._tmp_path(vine), name_title=task.name_title)
-        except Exception as exc:
-            report.errors.append(f"{rel}: {error_line(exc)}")
+        problem = prep.build_error
+        if prep.request is not None:  # built by the worker stage
+            ready.request = prep.request
+        elif problem is None:
+            try:
+                ready.request = build_node(task.node_id, task.file, prep, result.conversion, source,
+                                           lambda: self._tmp_path(vine), name_title=task.name_title)
+            except Exception as exc:
+                problem = error_line(exc)
+        if problem is not None:
+            report.errors.append(f"{rel}: {problem}")
             if prep.dataset_db:
                 Path(prep.dataset_db).unlink(missing_ok=True)
             return False

@@ -1,9 +1,12 @@
 """What the worker stage hands the main process for one file, and the one place a
 dataset's SQLite file is staged and its rows counted.
 
-The worker stage (``worker.py``) makes ``Prepared`` values and the main process
-builds nodes from them (``nodes.py``); both import this module and neither imports
-the other. A dataset (rows loaded with the engine's ``create_dataset``) or a SQLite
+The worker stage (``worker.py``) makes ``Prepared`` values and, given the node's
+``NodePlan``, the node's write request too (``nodes.build_node``, and a staged
+dataset's sample map and hash): the writer, the one serial stage, then only
+plants. Without a plan (a Dask worker, whose files live on another machine) the
+main process builds the request from the ``Prepared``. Both sides import this
+module and neither imports the other. A dataset (rows loaded with the engine's ``create_dataset``) or a SQLite
 source (a rollback-journal snapshot) is staged under ``_derived/tmp`` by
 ``stage_dataset``, which counts the rows while it is at it: that count is the only
 one the Gardener takes, handed to the engine in the node's ``PayloadSpec`` so the
@@ -13,11 +16,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 if TYPE_CHECKING:
+    from monkeyllm_core import NodeWrite
+
     from .conversion import Conversion
     from .host import ConvertResult
+
+
+class NodePlan(NamedTuple):
+    """The node a file becomes, as the plan named it: what the worker stage needs to
+    build the node's write request itself (``worker.with_request``)."""
+
+    node_id: str
+    source: str  # the export folder
+    size: int  # the file's size and mtime, as walked (the passport records them)
+    mtime: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +50,9 @@ class Prepared:
     dataset_db: str | None = None
     row_counts: Mapping[str, int] | None = None
     derived: tuple[str, str] | None = None  # (title, summary) of a markdown conversion
+    # built by the worker stage when it was given the node's plan (``NodePlan``)
+    request: NodeWrite | None = None
+    build_error: str | None = None  # the error line of a request that could not be built
 
 
 def stages_dataset(conv: Conversion) -> bool:

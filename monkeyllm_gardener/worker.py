@@ -11,6 +11,7 @@ never holds the forest's lock or the writer's git pipes: ``lineage``).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING, Sequence
 
@@ -20,9 +21,11 @@ from monkeyllm_core.hashing import sha256_file
 from .host import HostSpec, host_from_spec
 from .error_lines import error_line
 from .nodes import title_and_summary
-from .prepared import Prepared, new_tmp_path, stage_dataset, stages_dataset
+from .prepared import NodePlan, Prepared, new_tmp_path, stage_dataset, stages_dataset
 
 if TYPE_CHECKING:
+    from monkeyllm_core import PayloadSpec
+
     from .executors import ConversionJob
 
 
@@ -32,11 +35,22 @@ def init_worker(writer_pid: int) -> None:
 
 
 def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
-                 tmp_dir: str | None = None, *, name_title: bool = False) -> Prepared:
+                 tmp_dir: str | None = None, *, name_title: bool = False, node: NodePlan | None = None) -> Prepared:
     """Hash and convert one file, and stage a dataset's SQLite file under ``tmp_dir``
     (``stage_dataset``: rows loaded, or a SQLite source snapshotted, and counted), so
     the heavy work runs in a worker process and the main process only moves the
-    file in place."""
+    file in place. With ``node`` (the node the file becomes) the write request is
+    built here too (``with_request``)."""
+    prep = _converted(spec, path, rel, known_hash, tmp_dir, name_title=name_title)
+    if node is None or prep.result is None or prep.result.conversion is None:
+        return prep
+    if prep.result.unsupported or prep.result.error:
+        return prep
+    return with_request(prep, path, node, tmp_dir, name_title=name_title)
+
+
+def _converted(spec: HostSpec, path: str, rel: str, known_hash: str | None,
+               tmp_dir: str | None, *, name_title: bool) -> Prepared:
     try:
         digest = source_digest(path)
     except OSError as exc:
@@ -52,7 +66,6 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
         description, found = host.describe(path, conv.media)
         problems = tuple(found)
     if conv is not None and stages_dataset(conv) and tmp_dir is not None:
-        import dataclasses
         staged = new_tmp_path(tmp_dir)
         try:
             counts = stage_dataset(conv, path, staged)
@@ -70,6 +83,44 @@ def prepare_file(spec: HostSpec, path: str, rel: str, known_hash: str | None,
     return Prepared(rel=rel, sha256=digest, result=result, description=description, problems=problems)
 
 
+def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None, *,
+                 name_title: bool = False) -> Prepared:
+    """``prep`` with the node's write request built (``nodes.build_node``), as the
+    writer would build it, so the writer only plants: for a staged dataset the
+    sample map is rendered from the staged file and the file hashed, here too. The
+    conversion's text then stays behind: the request's body carries it.
+
+    A request that cannot be built is an error line the writer reports
+    (``build_error``); a map that cannot be rendered is left to the writer, whose
+    error names the payload where it lies in the forest."""
+    from pathlib import Path
+
+    from .nodes import build_node
+    from .walk import SourceFile
+    assert prep.result is not None and prep.result.conversion is not None
+    conv = prep.result.conversion
+    try:
+        request = build_node(node.node_id, SourceFile(prep.rel, path, node.size, node.mtime), prep, conv,
+                             Path(node.source), lambda: Path(new_tmp_path(tmp_dir or ".")), name_title=name_title)
+    except Exception as exc:  # noqa: BLE001 -- reported by the writer as the file's error
+        return dataclasses.replace(prep, build_error=error_line(exc))
+    payload = request.payload
+    if payload is not None and payload.move and request.passport.get("payload_type") == "sqlite":
+        request = dataclasses.replace(request, payload=_mapped(payload))
+    light = dataclasses.replace(prep.result, conversion=dataclasses.replace(conv, markdown=""))
+    return dataclasses.replace(prep, result=light, request=request)
+
+
+def _mapped(payload: PayloadSpec) -> PayloadSpec:
+    """The staged dataset's hash and sample map, as the writer would make them on install."""
+    from monkeyllm_core.data.sample_map import render_map
+    try:
+        sample_map = render_map(payload.source, payload.manual_notes, payload.row_counts)
+    except Exception:  # noqa: BLE001 -- the writer renders it again and reports what is wrong
+        return payload
+    return dataclasses.replace(payload, sha256=sha256_file(str(payload.source)), sample_map=sample_map)
+
+
 def prepare_batch(spec: HostSpec, jobs: Sequence[ConversionJob], tmp_dir: str | None = None) -> list[Prepared]:
     """``prepare_file`` for each of ``jobs`` (``executors.ConversionJob``), in order: one
     pool task for several small files. A file whose conversion raised fails alone,
@@ -77,7 +128,8 @@ def prepare_batch(spec: HostSpec, jobs: Sequence[ConversionJob], tmp_dir: str | 
     out = []
     for job in jobs:
         try:
-            out.append(prepare_file(spec, job.path, job.rel, job.known_hash, tmp_dir, name_title=job.name_title))
+            out.append(prepare_file(spec, job.path, job.rel, job.known_hash, tmp_dir, name_title=job.name_title,
+                                    node=job.node))
         except Exception as exc:  # noqa: BLE001 -- the others of the batch still come back
             out.append(Prepared(rel=job.rel, read_error=f"worker failed: {exc}"))
     return out

@@ -102,8 +102,8 @@ class PayloadInstaller:
         self._make_room(txn, dest)
         source = spec.source
         if spec.move:
-            os.replace(source, dest)
-            fm["payload_hash"] = sha256_file(dest)
+            os.replace(source, dest)  # the same bytes: a hash the caller took of them holds
+            fm["payload_hash"] = spec.sha256 or sha256_file(dest)
         elif fm.get("payload_type") == "sqlite" and needs_snapshot(source):
             # a WAL database: its -wal data checkpointed into a rollback-journal copy,
             # so a query on the forest never needs a -wal/-shm beside the payload
@@ -113,7 +113,8 @@ class PayloadInstaller:
             fm["payload_hash"] = copy_file_with_hash(source, dest)
         if fm.get("payload_type") == "sqlite":
             fm["type"] = "dataset"
-            body = with_map(body, dest, spec.manual_notes, with_samples=True, row_counts=spec.row_counts)
+            body = with_map(body, dest, spec.manual_notes, with_samples=True, row_counts=spec.row_counts,
+                            rendered=spec.sample_map if spec.move else None)
         return body
 
     def rebuild_dataset(self, txn: WriteTransaction, fm: dict[str, Any], body: str, spec: DatasetSpec) -> str:
@@ -137,11 +138,12 @@ class PayloadInstaller:
 
 
 def with_map(body: str, db: Path, notes: Sequence[str], *, with_samples: bool,
-             row_counts: Mapping[str, int] | None = None) -> str:
-    """Append the generated map, or regenerate its two sections in place."""
+             row_counts: Mapping[str, int] | None = None, rendered: tuple[str, str] | None = None) -> str:
+    """Append the generated map, or regenerate its two sections in place
+    (``rendered``: the two sections ``render_map`` made from ``db`` already)."""
     from ..data.sample_map import render_map, render_query_manual
     if with_samples:
-        manual, samples = render_map(db, notes, row_counts)
+        manual, samples = rendered or render_map(db, notes, row_counts)
         return replace_section(replace_section(body, "Query manual", manual), "Sample rows", samples)
     manual = render_query_manual(db, notes)
     if section_span(body, "Query manual") is not None and section_span(body, "Sample rows") is None:

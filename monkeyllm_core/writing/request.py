@@ -48,6 +48,12 @@ class PayloadSpec:
     move: bool = False  # rename instead of copy: a file the caller made on the forest's filesystem
     row_counts: Mapping[str, int] | None = None  # counted by the caller already; None: the engine counts
     manual_notes: tuple[str, ...] = ()  # sentences appended to the generated ## Query manual
+    # what the caller worked out from this very file already (the Gardener's workers do,
+    # so the writer does not): its SHA-256, taken only when the file is moved, not
+    # copied; a SQLite payload's (## Query manual, ## Sample rows) as ``render_map``
+    # makes them from it, ``manual_notes`` and ``row_counts``. None: the engine does it.
+    sha256: str | None = None
+    sample_map: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", Path(self.source))

@@ -97,6 +97,36 @@ def test_row_counts_the_caller_took_are_the_ones_the_map_states(vine, tmp_path) 
     assert not (tmp_path / "src.db").exists()  # moved into place
 
 
+def test_a_moved_payloads_hash_and_map_the_caller_made_are_the_ones_planted(vine, brain, tmp_path) -> None:
+    """The Gardener's workers hash a staged dataset and render its map from it; the
+    writer moves the file in and takes both, as it would have made them."""
+    import hashlib
+
+    from monkeyllm_core.data.sample_map import render_map
+    staged = _db(tmp_path / "staged.db", 1, 2)
+    made = render_map(staged, ("Two numbers.",), {"t": 2})
+    sha = hashlib.sha256(staged.read_bytes()).hexdigest()
+    passport = {"id": "data", "type": "dataset", "title": "Data", "summary": "Numbers.",
+                "payload": "data.db", "payload_type": "sqlite"}
+    vine.plant(NodeWrite(passport=passport, body="# Data\n", payload=PayloadSpec(
+        source=staged, move=True, row_counts={"t": 2}, manual_notes=("Two numbers.",), sha256=sha, sample_map=made)))
+    vine.plant(NodeWrite(passport={**passport, "id": "again"}, body="# Data\n", payload=PayloadSpec(
+        source=_db(tmp_path / "again.db", 1, 2), move=True, row_counts={"t": 2}, manual_notes=("Two numbers.",))))
+    mine, engines = vine.read("data"), vine.read("again")
+    assert mine.frontmatter["payload_hash"] == sha == hashlib.sha256((brain.root / "data.db").read_bytes()).hexdigest()
+    assert mine.body == engines.body  # the map the caller made is the engine's own
+    assert get_section(mine.body, "Query manual") == get_section(engines.body, "Query manual")
+    assert "Two numbers." in mine.body and "### t — 2 rows" in mine.body
+    # taken as the caller made it, not rendered a second time
+    manual, samples = made
+    vine.plant(NodeWrite(passport={**passport, "id": "told"}, body="# Data\n", payload=PayloadSpec(
+        source=_db(tmp_path / "told.db", 1, 2), move=True, row_counts={"t": 2},
+        sample_map=(manual.replace("Two numbers.", "Told numbers."), samples))))
+    assert "Told numbers." in vine.read("told").body
+    vine.flush()
+    brain.assert_clean()
+
+
 def test_replace_rebuilds_a_dataset_from_a_dataset_spec(vine, brain) -> None:
     vine.plant({"id": "data", "type": "dataset", "title": "Data", "summary": "Numbers.",
                 "schema": DATASET, "rows": {"t": [[1]]}})
