@@ -81,8 +81,9 @@ print(json.dumps({"plant_self": spent["self"], "plant_children": spent["children
 
 
 def one_round(python: str, source: Path, forest: Path, env: dict[str, str]) -> dict:
+    # from the bench's home, not a checkout: `-c` puts the working directory first on sys.path
     proc = subprocess.run([python, "-c", ROUND, str(source), str(forest)], env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=env["HOME"])
     if proc.returncode != 0:
         raise SystemExit(f"{python}: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.splitlines()[-1])

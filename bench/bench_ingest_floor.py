@@ -51,7 +51,9 @@ def run(python: str, args: list[str], env: dict[str, str], *, codes: tuple[int, 
     """One `vine` command: its wall time and the CPU time of its process tree."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run([*vine_of(python), *args], env=env, capture_output=True, text=True)
+    # run from the bench's home, never from a checkout: `python -m` puts the working
+    # directory first on sys.path, and from /work/main both sides would import main
+    proc = subprocess.run([*vine_of(python), *args], env=env, capture_output=True, text=True, cwd=env["HOME"])
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in codes:
@@ -129,7 +131,7 @@ def median(values: list[float]) -> float:
 def import_profile(python: str, args: list[str], env: dict[str, str]) -> tuple[int, float]:
     """Modules imported and the sum of their self-times (s) for one command."""
     proc = subprocess.run([python, "-X", "importtime", "-m", "monkeyllm_gardener.cli", *args], env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=env["HOME"])
     selfs = [int(m.group(1)) for m in re.finditer(r"^import time:\s+(\d+) \|", proc.stderr, re.M)]
     return len(selfs), sum(selfs) / 1e6
 

@@ -58,8 +58,9 @@ print(json.dumps({"cpu": cpu, "tree": hashlib.sha256(tree.encode()).hexdigest()[
 
 
 def one_round(python: str, forest: Path, plants: int) -> dict:
+    # from the forest's folder, not a checkout: `-c` puts the working directory first on sys.path
     out = subprocess.run([python, "-c", ROUND, str(forest), str(plants)], capture_output=True, text=True,
-                         check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(forest.parent),
+                         check=True, cwd=forest.parent, env={"PATH": "/usr/bin:/bin", "HOME": str(forest.parent),
                                           "GIT_CONFIG_NOSYSTEM": "1"})
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -126,7 +126,7 @@ def record(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="plant-record-"))
     env = clean_env(work)
     proc = subprocess.run([args.python, "-c", RECORD, str(args.export), str(work / "forest"), str(args.out)],
-                          env=env, capture_output=True, text=True)
+                          env=env, capture_output=True, text=True, cwd=env["HOME"])
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     shutil.rmtree(work)
@@ -145,8 +145,9 @@ def replay(args: argparse.Namespace) -> None:
         for side in (["old", "new"] if round_no % 2 else ["new", "old"]):
             forest = work / f"forest-{side}"
             shutil.rmtree(forest, ignore_errors=True)
+            # from the bench's home, not a checkout: `-c` puts the working directory first on sys.path
             proc = subprocess.run([sides[side], "-c", REPLAY, str(args.plants), str(forest)], env=env,
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True, cwd=env["HOME"])
             if proc.returncode != 0:
                 raise SystemExit(f"{side}: {proc.stderr[-2000:]}")
             result = json.loads(proc.stdout.splitlines()[-1])
