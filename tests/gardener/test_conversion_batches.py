@@ -43,3 +43,29 @@ def test_an_adopt_of_small_and_big_files_plants_each_once_in_walk_order(tmp_path
     with Vine(forest, writable=False) as vine:
         assert vine.read("note-03").body.count("quarterly ledger") == 1600
         assert vine.read("note-04").frontmatter["title"] == "Note 4"
+
+
+WARMED = """
+import sys
+from monkeyllm_gardener.executors import warm_up
+from monkeyllm_gardener.host import HostSpec, host_from_spec
+warm_up(HostSpec(), sys.argv[1:])
+print(sorted(m for m in ("openpyxl", "docx", "xlrd", "mutagen") if m in sys.modules))
+print(host_from_spec.cache_info().currsize)
+"""
+
+
+def warmed(*names: str) -> list[str]:
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", WARMED, *names], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parent).stdout.splitlines()
+    assert out[1] == "1"  # the host is built, so the workers forked after inherit it
+    return eval(out[0])  # noqa: S307 -- our own print of a list of names
+
+
+def test_the_writer_warms_the_pool_up_with_the_libraries_of_the_files_to_convert() -> None:
+    """What the built-in converters of these files import is imported once, before the
+    fork, and nothing the files do not need."""
+    assert warmed("ledger.XLSX", "minutes.docx", "notes.md", "old.xls") == ["docx", "openpyxl", "xlrd"]
+    assert warmed("notes.md", "README", "report.txt") == []
