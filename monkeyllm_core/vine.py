@@ -156,26 +156,21 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
         if not self._in_owner():
             raise VineError("E_READONLY", f"this Vine was opened by process {self._owner}, not this forked child",
                             "Open the forest again in the child; the parent's writes are its own.")
-        committer = self._committer
-        # in a bulk session git's index catches up at its end (or every INDEX_BATCH
-        # paths), not at each checkpoint: two git processes fewer per checkpoint
-        mid_session = self._bulk_seconds is not None
-        if committer.pending:
-            committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}),
-                                 index=not mid_session)
-            self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (committer.head,))
-        if not mid_session:
-            committer.update_index()
-        elif committer.index_behind >= gitstore.INDEX_BATCH:
-            committer.update_index(refresh=False)  # the session's last update refreshes the stat data
+        # in a bulk session the index entries' stat data is recorded at its end: one
+        # git process fewer per checkpoint
+        refresh = self._bulk_seconds is None
+        if self._committer.pending:
+            self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}),
+                                       refresh=refresh)
+            self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
+        elif refresh:
+            self._committer.refresh_index()
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()
-        if not committer.index_behind:
-            # what the index lags stays journalled (a recovery resets the index for it),
-            # and the spares live as long as the journal that names their files (files.py)
-            self._files.drop_spares()
-            self._journal.truncate(0)
+        # spares live no longer than the journal that names their files (files.py)
+        self._files.drop_spares()
+        self._journal.truncate(0)
 
     def close(self) -> None:
         if self._closed:

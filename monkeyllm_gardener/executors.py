@@ -180,7 +180,9 @@ class ProcessConversionPool:
     def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
         if len(jobs) >= WARM_UP_FILES:
             self._names = [job.rel.rsplit("/", 1)[-1] for job in jobs]
-        return batched(jobs, files=BATCH_FILES, small=SMALL_FILE)
+        # a short run still spreads over every worker (its small files may be slow ones)
+        per_batch = max(1, min(BATCH_FILES, -(-len(jobs) // self.slots)))
+        return batched(jobs, files=per_batch, small=SMALL_FILE)
 
     def submit(self, batch: list[ConversionJob]) -> Future[Any]:
         from concurrent.futures import BrokenExecutor

@@ -116,9 +116,10 @@ def _mapped(payload: PayloadSpec) -> PayloadSpec:
     from monkeyllm_core.data.sample_map import render_map
     try:
         sample_map = render_map(payload.source, payload.manual_notes, payload.row_counts)
-    except Exception:  # noqa: BLE001 -- the writer renders it again and reports what is wrong
+        sha256 = sha256_file(str(payload.source))
+    except Exception:  # noqa: BLE001 -- the writer does both again and reports what is wrong
         return payload
-    return dataclasses.replace(payload, sha256=sha256_file(str(payload.source)), sample_map=sample_map)
+    return dataclasses.replace(payload, sha256=sha256, sample_map=sample_map)
 
 
 def prepare_batch(spec: HostSpec, jobs: Sequence[ConversionJob], tmp_dir: str | None = None) -> list[Prepared]:

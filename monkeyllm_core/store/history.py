@@ -12,12 +12,11 @@ The branch ref moves only at a checkpoint, when the pack is finished and renamed
 into place. Until then the commits are invisible, so the writer keeps a
 write-ahead journal (``vine-journal`` in the git dir) of every path it touched since the
 last checkpoint; ``Vine`` rolls those paths back to HEAD when it opens after a
-crash. Git's index is brought up to date for the touched paths only, so ``git
-status`` is clean after every command: at every checkpoint outside a bulk session,
-and in one at its end (or once ``INDEX_BATCH`` committed paths wait for it). A
-mid-session checkpoint so runs one git process, not three; until the index
-catches up the journal keeps the lines of the writes it lags, and a recovery
-resets the index for them (``writing/recovery.py``).
+crash. At a checkpoint the git index is brought up to date for the touched paths
+only (so a commit a person makes meanwhile keeps every node vine committed), and
+``git status`` is clean after every command: the stat data of those paths is
+recorded at every checkpoint outside a bulk session and once at a bulk session's
+end, so a mid-session checkpoint runs two git processes, not three.
 
 Where HEAD, the index and the packs live is asked of git (``gitrepo.py``): ``.git``
 may be a file (a worktree, a submodule). Every message goes through
@@ -40,8 +39,7 @@ answers it):
   Gardener checkpoints before it blocks on a converter), and when the session
   ends. So a kill loses at most the writes of the last second: an already planted
   node stays planted, as ingestion.md promises. One checkpoint costs a few
-  milliseconds (a git process and three fsyncs, two more processes where the index
-  catches up; ``bench/bench_checkpoint.py``).
+  milliseconds (two or three git processes and three fsyncs; ``bench/bench_checkpoint.py``).
 """
 from __future__ import annotations
 
@@ -60,9 +58,6 @@ DEFAULT_NAME = "vine"
 DEFAULT_EMAIL = "vine@monkeyllm.local"
 ZERO_SHA = "0" * 40
 CHECKPOINT_SECONDS = 1.0  # in a bulk session: the longest a planted node waits to reach the branch
-# in a bulk session: committed paths git's index may lag before it catches up (bounds
-# the writer's memory and the journal, and what a recovery resets)
-INDEX_BATCH = 4096
 
 
 class GitError(RuntimeError):
@@ -146,8 +141,8 @@ class Committer:
         self._parent = self._ref_at  # the last commit written
         self._unsaved: dict[str, bytes | None] = {}  # path -> bytes since the last checkpoint (None: deleted)
         self._blob_ids: dict[str, str] = {}  # path -> its blob's id, for the index update at the checkpoint
-        self._index_behind: dict[str, str | None] = {}  # on the branch, not yet in git's index: path -> blob (None: deleted)
         self._lost_commits = 0  # commits whose pack could not be kept
+        self._refresh_owed = False  # index entries updated without their stat data (refresh_index)
         self.commits_since_checkpoint = 0
         self._packs_written = 0
         self._kept: list[str] = []  # finished packs whose .keep goes when the ref reaches them
@@ -279,17 +274,17 @@ class Committer:
             self._reader = None
 
     # -- making commits visible ------------------------------------------------
-    def checkpoint(self, before_ref_moves: Callable[[str], None] | None = None, *, index: bool = True) -> None:
-        """Finish the pack, move the branch ref to the last commit and (``index``)
-        bring git's index up to date; without ``index`` the paths wait for
-        ``update_index`` (``index_behind``).
+    def checkpoint(self, before_ref_moves: Callable[[str], None] | None = None, *, refresh: bool = True) -> None:
+        """Finish the pack, move the branch ref to the last commit, sync the index.
         ``before_ref_moves(sha)`` runs just before the ref moves to ``sha``: the writer
-        journals it, so a crash right after the move is not taken for one before it."""
+        journals it, so a crash right after the move is not taken for one before it.
+        Without ``refresh`` the index entries get their stat data later, from
+        ``refresh_index`` (a bulk session's end)."""
         if self._lost_commits:
             self._recommit_lost()
         if self.commits_since_checkpoint == 0:
-            if index:
-                self.update_index()
+            if refresh:
+                self.refresh_index()
             return
         pack, self._pack = self._pack, None
         try:
@@ -314,14 +309,12 @@ class Committer:
             raise
         self._ref_at = self._parent
         self._release_keeps()
-        for path, data in self._unsaved.items():  # on the branch now: the index follows
-            self._index_behind[path] = None if data is None else self._blob_ids[path]
-        self._unsaved.clear()
-        self._blob_ids.clear()
+        self._update_index()
+        self._refresh_owed = True
+        if refresh:
+            self.refresh_index()
         self.commits_since_checkpoint = 0
         self._last_checkpoint = time.monotonic()
-        if index:
-            self.update_index()
 
     def _finish_pack(self, pack: PackWriter) -> None:
         """Finish a pack whose commits no ref reaches yet: kept from ``git gc`` until one does."""
@@ -335,29 +328,27 @@ class Committer:
             release_keep(self._pack_dir, sha)
         self._kept.clear()
 
-    @property
-    def index_behind(self) -> int:
-        """How many paths on the branch git's index does not have yet."""
-        return len(self._index_behind)
-
-    def update_index(self, *, refresh: bool = True) -> None:
-        """Bring git's index up to date with the branch for the paths written.
-        ``refresh`` records their stat data too (one more git process, which stats
-        every tracked file), so ``git status`` does not hash them again: the last
-        update of a command does it."""
-        if not self._index_behind:
+    def _update_index(self) -> None:
+        if not self._unsaved:
             return
         lines = []
-        for path, blob in self._index_behind.items():
-            if blob is None:
+        for path, data in self._unsaved.items():
+            if data is None:
                 lines.append(f"0 {ZERO_SHA}\t{path}")
             else:  # the id the pack writer computed when it stored the blob
-                lines.append(f"100644 {blob}\t{path}")
+                lines.append(f"100644 {self._blob_ids[path]}\t{path}")
         run_git_on_index(self.root, "update-index", "-z", "--index-info",
                          input=("\0".join(lines) + "\0").encode())
-        self._index_behind.clear()
-        if refresh:
+        self._unsaved.clear()
+        self._blob_ids.clear()
+
+    def refresh_index(self) -> None:
+        """Record the stat data of the index entries checkpoints wrote, so ``git
+        status`` does not hash those files again (a git process that stats every
+        tracked file: once per bulk session, not per checkpoint)."""
+        if self._refresh_owed:
             run_git(self.root, "update-index", "-q", "--refresh", check=False)
+            self._refresh_owed = False
 
     def close(self) -> None:
         """Checkpoint and stop. Every session adds packs, so then git is asked, as

@@ -8,10 +8,9 @@ used texts up to ``CACHE_CHARS`` characters: an adopt writes every node of the
 forest through one ``Vine``, and keeping each text it wrote made the writer grow
 by the forest's size (430 MiB at 50,000 files); the branch indexes each write
 reads again are the recently used ones. Each replacement leaves a hidden
-spare copy beside the file; the spares are dropped when the journal that names
-their files is emptied (a checkpoint that leaves git's index up to date), so a
-crash never leaves one that the next recovery would not clean up, and a branch
-index rewritten all through a bulk session reuses one spare.
+spare copy beside the file; the spares are dropped at the next checkpoint, never
+later than the journal that names their files, so a crash never leaves one that
+the next recovery would not clean up.
 """
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ class TextFiles:
         self._prefix = f"{os.fspath(root)}/"  # rel paths joined as strings: a write is a few syscalls
         self._cache: dict[str, tuple[int, int, str]] = {}  # rel -> (mtime_ns, size, text), least recent first
         self._cached_chars = 0
-        self._spares: set[str] = set()  # files whose spare copy goes with the journal
+        self._spares: set[str] = set()  # files whose spare copy goes at the next checkpoint
 
     def read(self, rel: str) -> str | None:
         """The file's text, or None when there is no such file. (A rebuild reads its
@@ -83,7 +82,7 @@ class TextFiles:
         return self._cached_chars
 
     def drop_spares(self) -> None:
-        """When the journal is emptied: the spare copies of every file written since go."""
+        """At a checkpoint: the spare copies of every file written since the last one go."""
         for rel in self._spares:
             remove_spare(self.root / rel)
         self._spares.clear()

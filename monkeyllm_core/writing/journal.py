@@ -1,12 +1,9 @@
 """The writer's write-ahead journal, ``vine-journal`` in the git dir.
 
-Before a write touches a file or a payload it appends one JSON line naming them,
-and a checkpoint appends the commit it moves the branch ref to. The journal is
-emptied once the ref and git's index both have every write: at each checkpoint
-outside a bulk session, when the index catches up in one (``store/history.py``).
-So after a killed process the lines after the last checkpoint HEAD reached name
-exactly what may differ from HEAD, which the next writable open puts back, and the
-lines before it what git's index may lag (``recovery.recover``). It lives in the git dir so it
+Before a write touches a file or a payload it appends one JSON line naming them;
+a checkpoint (the moment git's branch ref moves) empties the journal. So after a
+killed process the journal lists exactly what may differ from HEAD, and the next
+writable open puts those paths back (``recovery.recover``). It lives in the git dir so it
 is never committed and survives the deletion of ``_derived/``: the per-worktree one
 (``gitrepo.py``), since each worktree of a repository is a forest of its own.
 """

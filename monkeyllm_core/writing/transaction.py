@@ -19,6 +19,7 @@ from ..errors import VineError, estimate_tokens
 from ..forest.passport import render_node
 from ..forest.rules import is_branch_id, node_path
 from ..read.headings import outline
+from .atomic import remove_spare
 from .payloads import undo_payloads
 
 if TYPE_CHECKING:
@@ -123,13 +124,16 @@ class WriteTransaction:
         return sha
 
     def _restore(self, originals: dict[str, str | None]) -> None:
-        """Every file this write touched gets its old text back (a new one goes)."""
+        """Every file this write touched gets its old text back (a new one goes), and
+        no spare of it stays: the journal forgets this write, so a recovery after a
+        kill would not know to remove one."""
         for rel, text in originals.items():
             if text is None:
                 (self.root / rel).unlink(missing_ok=True)
                 prune_empty_dirs((self.root / rel).parent, self.root)
             else:
                 self.files_on_disk.write(rel, text)
+            remove_spare(self.root / rel)
             self.files_on_disk.forget(rel)
 
 

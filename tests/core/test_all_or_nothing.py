@@ -131,6 +131,8 @@ def test_a_git_failure_restores_files_payloads_and_catalog(brain, make_note):
             vine.plant({"id": "sales/ledger", "type": "dataset", "title": "Ledger", "summary": "Orders.",
                         "schema": {"orders": {"columns": {"id": "INTEGER"}}}, "rows": {"orders": [[1]]}})
         assert vine.catalog.get("sales/ledger") is None
+        # no spare of a restored file is left for a kill to strand: the journal forgot this write
+        assert list(brain.root.rglob("*.vine-tmp")) == []
     finally:
         mend_git(brain)
         vine.close()

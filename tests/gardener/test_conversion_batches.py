@@ -27,6 +27,16 @@ def test_small_files_are_cut_into_runs_and_a_big_one_is_a_batch_of_its_own() -> 
     assert batched([], files=8, small=SMALL_FILE) == []
 
 
+def test_a_short_run_of_small_files_still_spreads_over_every_worker(tmp_path: Path) -> None:
+    from monkeyllm_gardener.executors import BATCH_FILES, ProcessConversionPool
+    from monkeyllm_gardener.host import HostSpec
+    pool = ProcessConversionPool(spec=HostSpec(), tmp_dir=tmp_path, jobs=2)  # forks nothing until a submit
+    assert rels(pool.batches(jobs(10, 10, 10, 10, 10))) == [["0", "1", "2"], ["3", "4"]]
+    assert rels(pool.batches(jobs(10))) == [["0"]]
+    assert [len(b) for b in pool.batches(jobs(*[10] * 40))] == [BATCH_FILES] * (40 // BATCH_FILES)
+    pool.close()
+
+
 def test_an_adopt_of_small_and_big_files_plants_each_once_in_walk_order(tmp_path: Path) -> None:
     source = tmp_path / "export"
     source.mkdir()
