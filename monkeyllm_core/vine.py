@@ -158,13 +158,11 @@ class Vine(ReadFacade):  # the read calls: read/facade.py
                             "Open the forest again in the child; the parent's writes are its own.")
         # in a bulk session the index entries' stat data is recorded at its end: one
         # git process fewer per checkpoint
-        refresh = self._bulk_seconds is None
-        if self._committer.pending:
-            self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}),
-                                       refresh=refresh)
+        pending = self._committer.pending
+        self._committer.checkpoint(before_ref_moves=lambda sha: self._journal.append({"checkpoint": sha}),
+                                   refresh=self._bulk_seconds is None)
+        if pending:
             self.catalog.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (self._committer.head,))
-        elif refresh:
-            self._committer.refresh_index()
         for backup in self._backups_to_drop:
             backup.unlink(missing_ok=True)
         self._backups_to_drop.clear()

@@ -10,8 +10,8 @@ and collects a ``Prepared`` per file, in order; this module chooses the executor
 and decides how a result gets home.
 
 - ``process`` (the default, ``--jobs`` workers): a ``ProcessPoolExecutor`` forked
-  from the writer, which first builds the plugin host and imports the built-in
-  converters' libraries the files need (``warm_up``), so the workers inherit them.
+  from the writer, which first imports the built-in converters' libraries the
+  files need (``warm_up``), so the workers inherit them with the plugin host.
   A task costs the writer about what converting a short note
   costs a worker (a pickle each way, a wakeup of its result thread, switching
   threads), so up to ``BATCH_FILES`` consecutive small files (``SMALL_FILE``)
@@ -172,14 +172,13 @@ class ProcessConversionPool:
         self._pool: ProcessPoolExecutor | None = None
         self._alone: ProcessPoolExecutor | None = None  # one worker, for files a dead worker took along
         self._pool_of: dict[Future[Any], ProcessPoolExecutor] = {}
-        self._names: list[str] = []  # the files to convert, for the warm-up before the first fork
 
     def converts_in_writer(self, total: int) -> bool:
         return self.slots <= 1 or total <= 1
 
     def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
-        if len(jobs) >= WARM_UP_FILES:
-            self._names = [job.rel.rsplit("/", 1)[-1] for job in jobs]
+        if self._pool is None and len(jobs) >= WARM_UP_FILES:  # the fork is at the first submit
+            warm_up(self.spec, (job.rel.rsplit("/", 1)[-1] for job in jobs))
         # a short run still spreads over every worker (its small files may be slow ones)
         per_batch = max(1, min(BATCH_FILES, -(-len(jobs) // self.slots)))
         return batched(jobs, files=per_batch, small=SMALL_FILE)
@@ -187,9 +186,6 @@ class ProcessConversionPool:
     def submit(self, batch: list[ConversionJob]) -> Future[Any]:
         from concurrent.futures import BrokenExecutor
         if self._pool is None:
-            if self._names:
-                warm_up(self.spec, self._names)
-                self._names = []
             self._pool = _forked_pool(self.slots)
         try:
             future = self._submit_to(self._pool, batch)
@@ -249,21 +245,21 @@ class ProcessConversionPool:
 
 
 def warm_up(spec: HostSpec, names: Iterable[str]) -> None:
-    """Before the pool forks: build the plugin host and import the libraries the
-    built-in converters of files named ``names`` need (their ``requires``), once,
-    here, so that every worker forked after starts with them (the host is cached per
-    process) instead of discovering the plugins and importing openpyxl, python-docx
-    and the rest itself: about 0.8 s of CPU per worker for a mixed export. Only the
-    built-in converters' libraries: one a third party names might start threads
-    when imported, and a forked child must not inherit those."""
+    """Before the pool forks: import the libraries the built-in converters of files
+    named ``names`` need (their ``requires``), once, here, so that every worker
+    forked after starts with them instead of importing openpyxl, python-docx and the
+    rest itself (the plugin host, cached per process, the pipeline has built before
+    already). Only the built-in converters' libraries: one a third party names might
+    start threads when imported, and a forked child must not inherit those."""
     import importlib
+
+    from .extensions import extension_candidates
     from .host import host_from_spec
     host = host_from_spec(spec)
-    # one name per extension chain (``a.tar.gz`` and ``b.tar.gz`` are claimed alike)
-    samples = {name[name.find(".", 1):].lower(): name for name in names if name.find(".", 1) > 0}
+    extensions = {ext for name in names for ext in extension_candidates(name)}
     modules: dict[str, None] = {}
-    for name in samples.values():
-        for registered in host.claimants_of_file(name):
+    for extension in extensions:
+        for registered in host.claimants(extension):
             if registered.source == "builtin":
                 modules.update(dict.fromkeys(getattr(registered.converter, "requires", None) or ()))
     for module in modules:

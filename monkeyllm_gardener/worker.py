@@ -101,7 +101,7 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     conv = prep.result.conversion
     try:
         request = build_node(node.node_id, SourceFile(prep.rel, path, node.size, node.mtime), prep, conv,
-                             Path(node.source), lambda: Path(new_tmp_path(tmp_dir or ".")), name_title=name_title)
+                             Path(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))), name_title=name_title)
     except Exception as exc:  # noqa: BLE001 -- reported by the writer as the file's error
         return dataclasses.replace(prep, build_error=error_line(exc))
     payload = request.payload
@@ -109,6 +109,12 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
         request = dataclasses.replace(request, payload=_mapped(payload))
     light = dataclasses.replace(prep.result, conversion=dataclasses.replace(conv, markdown=""))
     return dataclasses.replace(prep, result=light, request=request)
+
+
+def _staging(tmp_dir: str | None) -> str:
+    if tmp_dir is None:  # every caller stages under the forest's _derived/tmp
+        raise ValueError("a dataset conversion needs the staging folder (tmp_dir)")
+    return tmp_dir
 
 
 def _mapped(payload: PayloadSpec) -> PayloadSpec:

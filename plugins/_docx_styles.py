@@ -73,10 +73,6 @@ class ParagraphStyles:
         return StyleKind(list_marker="- " if fmt in ("bullet", "none") else "1. ", list_level=level)
 
 
-def read_paragraph_styles(document: Any) -> ParagraphStyles:
-    return document_styles(document)[0]
-
-
 def document_styles(document: Any) -> tuple[ParagraphStyles, dict[str, frozenset[str]]]:
     """The paragraph styles and the character styles' marks
     (``_docx_format.character_style_marks``), read from a styles part once per process."""

@@ -206,7 +206,7 @@ def _plan(path: Path) -> FastWorkbook | None:
             if lists_comment_parts(names) or WORKBOOK_PART not in names:
                 return None
             _check_strings(archive, names)
-            epoch, styles, members = _open_package(archive)
+            epoch, styles, members = _open_package(archive, names)
             return _plan_sheets(path, archive, names, members, epoch, styles)
     except Exception:  # _NeedsOpenpyxl, or anything odd in the package: openpyxl's path reports it well
         return None
@@ -248,7 +248,8 @@ def _is_plain_number_format(code: str) -> bool:
     return re.search(r"[A-Za-z]", rest) is None
 
 
-def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[str, str | None]]:
+def _open_package(archive: zipfile.ZipFile,
+                  names: set[str]) -> tuple[dt.datetime, _Styles, dict[str, str | None]]:
     """What openpyxl's ``load_workbook`` reads before any cell: the epoch, the styles'
     verdicts, and each sheet's title -> its worksheet part (None for a chartsheet).
     openpyxl's own functions, so it also warns as it would (the converter records it)."""
@@ -264,8 +265,8 @@ def _open_package(archive: zipfile.ZipFile) -> tuple[dt.datetime, _Styles, dict[
         members[sheet.name] = rel.target if kind == "worksheet" else None
     # load_workbook binds the defined names to the sheets it loaded (each listed one
     # whose part exists), and warns of a name whose sheet index is not among them:
-    # the same list, so the same warnings (a print area on sheet 2 is no warning)
-    names = set(archive.namelist())
+    # the same list, so the same warnings (a print area on sheet 2 is no warning);
+    # ``names``: the package's parts (``archive.namelist()``), listed once by the caller
     parser.wb._sheets = [_SheetSlot() if rel.Type.rpartition("/")[2] == "worksheet" else _ChartsheetSlot()
                          for _sheet, rel in found if rel.target in names]
     if STYLES_PART in names:

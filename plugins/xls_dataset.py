@@ -55,12 +55,9 @@ from monkeyllm_gardener.kit import (
     with_warnings,
     workbook_conversion,
 )
-from monkeyllm_gardener.kit.sheets import CachedSheetRows, survey_sheet_keeping_rows
+from monkeyllm_gardener.kit.sheets import CACHE_CELLS_LIMIT, CachedSheetRows, rendered_rows, survey_sheet_keeping_rows
 
 _EXACT_FLOAT_LIMIT = 2**53
-# Sheets up to this many cells keep the rows read by the survey (the book is read
-# once); larger ones are read again from the file when loaded (memory stays flat).
-CACHE_CELLS_LIMIT = 200_000
 # xlrd cell types (xlrd.XL_CELL_*), spelt out so this module imports without xlrd.
 (_CELL_EMPTY, _CELL_TEXT, _CELL_NUMBER, _CELL_DATE,
  _CELL_BOOLEAN, _CELL_ERROR, _CELL_BLANK) = range(7)
@@ -161,11 +158,8 @@ class XlsSheetRows:
             sheet = book.sheet_by_index(self.sheet_index)
             problems = _DateProblems()
             last = min(self.plan.last_row, sheet.nrows)
-            render = self.plan.renderer()
-            for index in range(self.plan.data_start - 1, last):  # 0-based row indexes
-                rendered = render(row_values(sheet, index, book.datemode, problems))
-                if rendered is not None:
-                    yield rendered
+            yield from rendered_rows(self.plan, (row_values(sheet, index, book.datemode, problems)
+                                                 for index in range(self.plan.data_start - 1, last)))  # 0-based
         finally:
             book.release_resources()
 
@@ -175,6 +169,11 @@ class XlsConverter:
     extensions = (".xls",)
     requires: tuple[str, ...] = ("xlrd",)
     install_hint = INGEST_HINT
+
+    def __init__(self, *, cache_cells: int = CACHE_CELLS_LIMIT) -> None:
+        # sheets up to this many cells keep the rows the survey read (the book is read
+        # once); larger ones are read again from the file when loaded (memory stays flat)
+        self.cache_cells = cache_cells
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
@@ -205,7 +204,7 @@ class XlsConverter:
             comments += _sheet_comments(sheet, position)
             label = sheet_label(position, sheet.name)
             plan, kept = survey_sheet_keeping_rows(_sheet_values(sheet, book.datemode, problems),
-                                                   keep_cells=CACHE_CELLS_LIMIT)
+                                                   keep_cells=self.cache_cells)
             if plan is None:
                 skipped_empty.append(label)
                 book.unload_sheet(index)

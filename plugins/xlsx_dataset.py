@@ -62,7 +62,7 @@ from monkeyllm_gardener.kit import (
     with_warnings,
     workbook_conversion,
 )
-from monkeyllm_gardener.kit.sheets import CachedSheetRows, rendered_rows, survey_sheet_keeping_rows
+from monkeyllm_gardener.kit.sheets import CACHE_CELLS_LIMIT, rendered_rows, survey_sheet_keeping_rows
 
 
 # ---------------------------------------------------------------- xlsx specifics
@@ -126,20 +126,16 @@ class XlsxSheetRows:
             workbook.close()
 
 
-# Sheets up to this many cells keep the rows read by the survey, so the workbook is
-# parsed once; larger sheets stream from the file again (memory stays flat).
-CACHE_CELLS_LIMIT = 200_000
-
-
 class XlsxConverter:
     name = "xlsx"
     extensions = (".xlsx", ".xlsm")
     requires: tuple[str, ...] = ("openpyxl",)
     install_hint = INGEST_HINT
 
-    def __init__(self, *, use_calamine: bool = True) -> None:
+    def __init__(self, *, use_calamine: bool = True, cache_cells: int = CACHE_CELLS_LIMIT) -> None:
         # False: openpyxl reads every workbook (what the fidelity tests compare against)
         self.use_calamine = use_calamine
+        self.cache_cells = cache_cells  # sheets up to this many cells keep the rows the survey read
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
@@ -159,7 +155,8 @@ class XlsxConverter:
         fast = plan_fast_read(path) if self.use_calamine else None
         if fast is not None:
             with open_calamine(path) as opened:  # once for every sheet's survey
-                return _convert_sheets(path, [_FastSheetSource(fast, sheet, opened) for sheet in fast.sheets])
+                return _convert_sheets(path, [_FastSheetSource(fast, sheet, opened) for sheet in fast.sheets],
+                                       self.cache_cells)
         import openpyxl
 
         try:
@@ -172,7 +169,7 @@ class XlsxConverter:
         try:
             comment_parts = _lists_comment_parts(path)
             return _convert_sheets(path, [_OpenpyxlSheetSource(path, workbook, workbook[title], comment_parts)
-                                          for title in workbook.sheetnames])
+                                          for title in workbook.sheetnames], self.cache_cells)
         finally:
             workbook.close()
 
@@ -241,7 +238,7 @@ class CalamineSheetRows:
         yield from rendered_rows(self.plan, rows)
 
 
-def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
+def _convert_sheets(path: Path, sources: Sequence[Any], cache_cells: int) -> Conversion:
     """The workbook's dataset from its sheets, whichever library reads them."""
     warnings: list[str] = []
     tables: list[PlannedTable] = []
@@ -261,7 +258,7 @@ def _convert_sheets(path: Path, sources: Sequence[Any]) -> Conversion:
         comments += source.comments(position, warnings)
         label = sheet_label(position, source.title)
         try:
-            plan, kept = survey_sheet_keeping_rows(source.rows(), keep_cells=CACHE_CELLS_LIMIT)
+            plan, kept = survey_sheet_keeping_rows(source.rows(), keep_cells=cache_cells)
         except Exception as error:  # one unreadable sheet must not sink the others
             warnings.append(
                 f"{path.name}: sheet {position} could not be read ({type(error).__name__}): "

@@ -76,10 +76,10 @@ NODE_COLUMNS = (
 # JSON lists, parsed by the reads (outline: the body's section headings, read/headings.py)
 JSON_COLUMNS = ("tags", "aliases", "outline")
 # a node's row, bound by position (NODE_COLUMNS' order), and its search entry
-_INSERT_NODE = f"INSERT OR REPLACE INTO nodes ({', '.join(NODE_COLUMNS)}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
-# the same row under the rowid it had (REPLACE fires no delete trigger: node_changes logs one change)
-_REPLACE_NODE = (f"INSERT OR REPLACE INTO nodes (rowid, {', '.join(NODE_COLUMNS)}) "
-                 f"VALUES ({', '.join('?' * (len(NODE_COLUMNS) + 1))})")
+# under the rowid the row had (None: a new one; REPLACE fires no delete trigger, so
+# node_changes logs one change)
+_INSERT_NODE = (f"INSERT OR REPLACE INTO nodes (rowid, {', '.join(NODE_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * (len(NODE_COLUMNS) + 1))})")
 _TAGS, _ALIASES = NODE_COLUMNS.index("tags"), NODE_COLUMNS.index("aliases")
 # what a search entry is made of, as the node's row stores it
 _SEARCHED_FIELDS = "SELECT rowid, title, tags, aliases, summary FROM nodes WHERE id = ?"
@@ -153,16 +153,12 @@ class Catalog:
         # the FTS row shares the node row's rowid: `id` is UNINDEXED in FTS5, so a
         # delete by id would scan the whole index on every write (O(forest size))
         old = None if new else self.db.execute(_SEARCHED_FIELDS, (node_id,)).fetchone()
-        if old is None:
-            rowid, searched_changed = self.db.execute(_INSERT_NODE, row).lastrowid, True
-        else:
-            # the row keeps its rowid, so an unchanged search entry stays as it is: a
-            # branch is rewritten by every write beneath it, its title and summary rarely
-            rowid = old[0]
-            self.db.execute(_REPLACE_NODE, (rowid, *row))
-            searched_changed = old[1:] != (title, row[_TAGS], row[_ALIASES], summary)
-            if searched_changed:
-                self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (rowid,))
+        # the row keeps its rowid, so an unchanged search entry stays as it is: a
+        # branch is rewritten by every write beneath it, its title and summary rarely
+        rowid = self.db.execute(_INSERT_NODE, (None if old is None else old[0], *row)).lastrowid
+        searched_changed = old is None or old[1:] != (title, row[_TAGS], row[_ALIASES], summary)
+        if old is not None and searched_changed:
+            self.db.execute("DELETE FROM nodes_fts WHERE rowid = ?", (rowid,))
         if searched_changed:
             self.db.execute(_INSERT_SEARCH_ENTRY,
                             (rowid, node_id, title, " ".join(aliases), " ".join(tags), summary))

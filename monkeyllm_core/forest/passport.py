@@ -37,7 +37,6 @@ KEY_ORDER = (
     "confidence", "source", "payload", "payload_type", "payload_hash",
     "entity_kind", "aliases", "origin",
 )
-REQUIRED_KEYS = ("id", "type", "title", "summary", "created", "updated")
 FENCE = "---\n"
 
 

@@ -17,6 +17,7 @@ MAX_LINKS = 50
 SOURCES = ("manual", "ingest", "agent")
 PAYLOAD_TYPES = ("sqlite", "pdf", "docx", "image", "audio")
 MASTER_ID = "_index"
+REQUIRED_KEYS = ("id", "type", "title", "summary", "created", "updated")
 
 _ID_SEGMENT = re.compile(r"^[^/\\\x00]+$")
 
@@ -88,7 +89,6 @@ def node_path(node_id: str) -> str:
 def validate_passport(fm: dict[str, Any], dialect: Dialect, *, where: str | None = None) -> None:
     """Raise the first rule a passport breaks (E_FRONTMATTER or E_SCHEMA)."""
     where = where or str(fm.get("id", "node"))
-    from .passport import REQUIRED_KEYS  # here: reading the rules (a catalog, a sync) needs no passport code
     missing = [k for k in REQUIRED_KEYS if not fm.get(k)]
     if missing:
         raise VineError("E_FRONTMATTER", f"{where}: missing required field(s) {', '.join(missing)}",

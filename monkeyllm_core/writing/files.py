@@ -81,6 +81,11 @@ class TextFiles:
         """How many characters of text the cache holds now."""
         return self._cached_chars
 
+    def drop_spare(self, rel: str) -> None:
+        """The spare copy of one file goes now (a write that was undone)."""
+        remove_spare(self.root / rel)
+        self._spares.discard(rel)
+
     def drop_spares(self) -> None:
         """At a checkpoint: the spare copies of every file written since the last one go."""
         for rel in self._spares:

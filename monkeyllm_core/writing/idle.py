@@ -25,8 +25,10 @@ writer and never change a file.
 from __future__ import annotations
 
 import os
+import stat
 from typing import TYPE_CHECKING, NamedTuple
 
+from .journal import JOURNAL
 from .writer_probe import probe
 
 if TYPE_CHECKING:
@@ -52,11 +54,12 @@ def idle_forest(root: Path) -> IdleForest | None:
     git_dir = os.path.join(root, ".git")
     try:
         uid = os.geteuid()
-        if os.stat(root).st_uid != uid or os.lstat(git_dir).st_uid != uid or not os.path.isdir(git_dir):
+        git_stat = os.lstat(git_dir)
+        if os.stat(root).st_uid != uid or git_stat.st_uid != uid or not stat.S_ISDIR(git_stat.st_mode):
             return None
     except OSError:
         return None
-    if _size(os.path.join(git_dir, "vine-journal")) != 0:
+    if _size(os.path.join(root, JOURNAL)) != 0:
         return None
     head = _branch_commit(git_dir)
     if head is None or _pack_leftovers(os.path.join(git_dir, "objects", "pack")):

@@ -19,7 +19,6 @@ from ..errors import VineError, estimate_tokens
 from ..forest.passport import render_node
 from ..forest.rules import is_branch_id, node_path
 from ..read.headings import outline
-from .atomic import remove_spare
 from .payloads import undo_payloads
 
 if TYPE_CHECKING:
@@ -133,7 +132,7 @@ class WriteTransaction:
                 prune_empty_dirs((self.root / rel).parent, self.root)
             else:
                 self.files_on_disk.write(rel, text)
-            remove_spare(self.root / rel)
+            self.files_on_disk.drop_spare(rel)
             self.files_on_disk.forget(rel)
 
 

@@ -125,10 +125,6 @@ class PluginHost:
         """Converters claiming ``extension`` that miss an optional dependency."""
         return self._registry.unavailable_for(extension)
 
-    def claimants_of_file(self, filename: str) -> list[RegisteredConverter]:
-        """Available converters for a file named ``filename``, in the order they are tried."""
-        return self._registry.claimants_of_file(filename)
-
     @property
     def converters(self) -> list[RegisteredConverter]:
         return list(self._registry.converters)

@@ -66,6 +66,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from monkeyllm_gardener.chatter import bounded_lines
 from monkeyllm_gardener.conversion import Conversion, ConversionError
 from monkeyllm_gardener.kit.tabular import (
+    _EXACT_FLOAT_LIMIT,
     MAX_TABLES_PER_DATASET,
     TooManyColumns,
     TypeTracker,
@@ -77,7 +78,7 @@ from monkeyllm_gardener.kit.tabular import (
 )
 
 __all__ = [
-    "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "CachedSheetRows", "CellComment", "ColumnPlan", "PlannedTable",
+    "CACHE_CELLS_LIMIT", "EMPTY_ROW_RUN_LIMIT", "MERGED_NOTE", "CachedSheetRows", "CellComment", "ColumnPlan", "PlannedTable",
     "SheetPlan", "chatter_warnings", "describe_tables", "empty_workbook_conversion", "rendered_rows",
     "sheet_label", "stopped_warning", "survey_sheet", "survey_sheet_keeping_rows", "with_warnings",
     "workbook_conversion",
@@ -234,7 +235,6 @@ def temporal_text(value: Any, *, dates_only: bool) -> str:
 _CHUNK_ROWS = 512
 _NONE = type(None)
 _MIDNIGHT = dt.time(0)
-_EXACT_FLOAT_LIMIT = 2**53
 # The types a column is typed by without a look at each value; any other type (a
 # subclass, a plugin's own value) is classified cell by cell.
 _TYPED_BY_COLUMN = frozenset({_NONE, str, bool, int, float, dt.datetime, dt.date, dt.time, dt.timedelta})
@@ -301,7 +301,7 @@ class _ColumnEvidence:
             else:
                 for kind in set(map(classify_value, floats)):
                     observe(index, kind)
-        if types & {dt.datetime, dt.date, dt.time, dt.timedelta}:
+        if types & _EXACT_TEMPORAL:
             observe(index, "text")
             if dt.datetime in types and index not in self.has_time_of_day:
                 times = set(map(dt.datetime.time, [v for v in column if type(v) is dt.datetime]))
@@ -442,7 +442,12 @@ class _KeepingRows:
             yield row
 
 
-def survey_sheet_keeping_rows(rows: Iterable[Sequence[Any]], *, keep_cells: int
+# Sheets up to this many cells keep the rows read by the survey, so the workbook is
+# parsed once; larger sheets stream from the file again (memory stays flat).
+CACHE_CELLS_LIMIT = 200_000
+
+
+def survey_sheet_keeping_rows(rows: Iterable[Sequence[Any]], *, keep_cells: int = CACHE_CELLS_LIMIT
                               ) -> tuple[SheetPlan | None, CachedSheetRows | None]:
     """``survey_sheet(rows)``, and, when the rows hold at most ``keep_cells`` cells, the
     table's row source made of the rows it read (the file is read once); None when the

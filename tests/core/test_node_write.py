@@ -127,6 +127,18 @@ def test_a_moved_payloads_hash_and_map_the_caller_made_are_the_ones_planted(vine
     brain.assert_clean()
 
 
+def test_a_hash_the_caller_took_is_recorded_as_it_is_and_validate_checks_it(vine, brain, tmp_path) -> None:
+    """The writer does not hash a moved payload again when told its hash: a caller
+    that told a wrong one is caught by validate, as a payload changed outside tend."""
+    told = "ab" * 32
+    vine.plant(NodeWrite(passport={"id": "data", "type": "dataset", "title": "Data", "summary": "Numbers.",
+                                   "payload": "data.db", "payload_type": "sqlite"}, body="# Data\n",
+                         payload=PayloadSpec(source=_db(tmp_path / "staged.db", 1), move=True, sha256=told)))
+    assert vine.read("data").frontmatter["payload_hash"] == told
+    vine.flush()
+    assert any("data.db does not match payload_hash" in line for line in brain.findings())
+
+
 def test_replace_rebuilds_a_dataset_from_a_dataset_spec(vine, brain) -> None:
     vine.plant({"id": "data", "type": "dataset", "title": "Data", "summary": "Numbers.",
                 "schema": DATASET, "rows": {"t": [[1]]}})

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from cli_helpers import Result, git, snapshot
+from monkeyllm_core.store.packfile import LEGACY_TEMP_PREFIX, TEMP_PREFIX
 from monkeyllm_gardener.config_memory import CONFIG_MEMORY_PATH, SETTLED_SECONDS
 
 # the modules that add the other commands' arguments: a command imports its own alone
@@ -268,12 +269,15 @@ def test_a_detached_head_is_refused_by_the_writer_as_before(
     assert "HEAD is detached" in refused.stderr
 
 
+@pytest.mark.parametrize("prefix", [TEMP_PREFIX, LEGACY_TEMP_PREFIX])
 def test_a_killed_writers_temporary_pack_is_swept_by_the_next_sync(
-        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]]) -> None:
+        vine_cli: Any, adopted: tuple[Path, Path, dict[str, Any]], prefix: str) -> None:
+    """The read-only plan (writing/idle.py) knows the pack writer's temporary names,
+    today's and the legacy one, and leaves such a forest to the writer."""
     forest, _export, _ = adopted
     vine_cli.sync(forest, expect=1)
     dead_pid = 4_000_000  # above any pid_max: no such process
-    leftover = forest / f".git/objects/pack/vine_tmp_{dead_pid}_0123abcd.pack"
+    leftover = forest / f".git/objects/pack/{prefix}{dead_pid}_0123abcd.pack"
     leftover.write_bytes(b"PACK")
     vine_cli.sync(forest, expect=1)
     assert not leftover.exists()

@@ -18,6 +18,7 @@ import pytest
 from monkeyllm_gardener.kit.sheets import (
     CachedSheetRows,
     ColumnPlan,
+    SheetPlan,
     rendered_rows,
     survey_sheet,
     survey_sheet_keeping_rows,
@@ -184,3 +185,10 @@ def test_a_plan_made_by_hand_writes_every_cell_by_its_rules() -> None:
     # a ColumnPlan without survey evidence (a plugin's own) is never copied as read
     column = ColumnPlan(sql_type="TEXT", dates_only=True)
     assert column.stored_as_read is False
+    plan = SheetPlan(first_row=1, has_header=False, first_row_as_data=None, last_row=2, first_col=0,
+                     names=("when", "n"), columns=(column, ColumnPlan(sql_type="INTEGER", dates_only=False)),
+                     header_notes=(), row_count=2, skipped_rows=(), stopped_at_row=None)
+    rows = [(dt.datetime(2026, 1, 2), "7"), (None, 8.0), ("", None)]
+    assert list(rendered_rows(plan, rows)) == [
+        tuple(write_cell(value, col) for value, col in zip(row, plan.columns)) for row in rows[:2]]
+    assert list(rendered_rows(plan, rows)) == [("2026-01-02", 7), (None, 8)]

@@ -194,7 +194,7 @@ def test_workbook_without_data_plants_a_dataset_that_says_so(tmp_path: Path) -> 
 
 
 def test_a_small_sheet_keeps_the_rows_it_was_surveyed_from_and_a_big_one_reads_them_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     # the book is read once for small sheets (issue 16): the rows are the ones a second
     # read gives, with formatted blank cells, dates, booleans, wide numbers and a 1904 date system
     book = xlwt.Workbook()
@@ -214,8 +214,7 @@ def test_a_small_sheet_keeps_the_rows_it_was_surveyed_from_and_a_big_one_reads_t
     path = tmp_path / "mixed.xls"
     book.save(str(path))
     kept = XlsConverter().convert(path)
-    monkeypatch.setattr(xls_dataset, "CACHE_CELLS_LIMIT", 10)
-    streamed = XlsConverter().convert(path)
+    streamed = XlsConverter(cache_cells=10).convert(path)
     assert isinstance(kept.rows["mixed"], CachedSheetRows)
     assert isinstance(streamed.rows["mixed"], xls_dataset.XlsSheetRows)
     assert (kept.schema, kept.manual_notes, kept.warnings) == (streamed.schema, streamed.manual_notes, streamed.warnings)

@@ -224,12 +224,11 @@ def test_edges_are_trimmed_and_trailing_styled_rows_count_toward_the_empty_row_l
     assert any("reading stopped at row 1008" in warning for warning in result["warnings"])
 
 
-def test_a_big_sheet_streams_from_the_file_the_same_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_big_sheet_streams_from_the_file_the_same_way(tmp_path: Path) -> None:
     rows = [["n", "when"]] + [[i, dt.datetime(2026, 1, 1, i % 24, 30)] for i in range(1, 301)]
     path = save_workbook(workbook_of(rows), tmp_path / "big.xlsx")
     cached = converted(path, use_calamine=True)
-    monkeypatch.setattr(xlsx_dataset, "CACHE_CELLS_LIMIT", 100)
-    conversion = XlsxConverter().convert(path)
+    conversion = XlsxConverter(cache_cells=100).convert(path)
     assert isinstance(conversion.rows["data"], xlsx_dataset.CalamineSheetRows)
     assert dataset(conversion) == cached == converted(path, use_calamine=False)
 

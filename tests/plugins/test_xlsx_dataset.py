@@ -247,13 +247,13 @@ def test_rows_stream_from_the_file_and_survive_pickling(tmp_path: Path) -> None:
 
 
 def test_a_sheet_over_the_cache_limit_streams_from_the_file_with_the_same_rows(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     # small sheets keep the rows the survey read; big ones re-read the file: same rows
     path = one_sheet(tmp_path / "big.xlsx", [["n", "when"]] + [[i, dt.date(2026, 1, 1 + i % 28)] for i in range(1, 301)])
     cached = XlsxConverter(use_calamine=False).convert(path)
-    monkeypatch.setattr(xlsx_dataset, "CACHE_CELLS_LIMIT", 100)
-    streamed = XlsxConverter(use_calamine=False).convert(path)  # the calamine twin: test_xlsx_calamine
-    assert isinstance(cached.rows["data"], xlsx_dataset.CachedSheetRows)
+    streamed = XlsxConverter(use_calamine=False, cache_cells=100).convert(path)  # the calamine twin: test_xlsx_calamine
+    from monkeyllm_gardener.kit.sheets import CachedSheetRows
+    assert isinstance(cached.rows["data"], CachedSheetRows)
     assert isinstance(streamed.rows["data"], xlsx_dataset.XlsxSheetRows)
     assert list(cached.rows["data"]) == list(streamed.rows["data"])
     assert list(streamed.rows["data"])[0] == (1, "2026-01-02")
