@@ -40,12 +40,20 @@ from pathlib import Path
 from .delta import make_delta
 from ..writing.lineage import process_alive
 
+try:
+    # ISA-L's deflate (python-isal) writes zlib streams too, three times faster
+    # than zlib at level 1 on a plant's objects, and as small: ``_compress``
+    from isal.isal_zlib import compress as _isal_compress
+except ImportError:  # a platform without its wheels: zlib, as before
+    _isal_compress = None
+
 TEMP_PREFIX = "vine_tmp_"
 LEGACY_TEMP_PREFIX = "tmp_vine_"  # what earlier versions named it; still swept
 KEEP_MARK = b"vine: commits not yet on the branch\n"  # how vine's own .keep files start; the pid follows
 MAX_DELTA_DEPTH = 50             # git's own default (pack.depth) for reading speed
 MIN_DELTA_BASE = 4096            # smaller objects are not worth keeping in memory as bases
 ZLIB_LEVEL = 1                   # git's for a new object (core.looseCompression): _compress
+ISAL_LEVEL = 1                   # ISA-L's fastest that compresses as well as ZLIB_LEVEL: _compress
 _OBJECT_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 _OFS_DELTA = 6
 _LARGE_OFFSET = 0x80000000
@@ -367,14 +375,20 @@ def _encode_base_distance(distance: int) -> bytes:
 
 def _compress(data: bytes) -> bytes:
     """The object's zlib stream (its id is the SHA-1 of the uncompressed bytes, so the
-    stream's bytes are free). Level 1, as git writes a new object (``core.
-    looseCompression``): a session's packs stand where git's loose objects would, until
-    a repack; level 6 made them 6% smaller at 1.6 times the cost, the writer's largest
-    C call. Most objects of a plant are 1-4 KB, and for those zlib's setup, allocating
-    and clearing its state for the default 32 KB window (about 256 KB), costs more than
-    the compressing: a window just larger than the object sees every match the default
-    one would, at a fraction of the setup. Any inflater reads a stream with a smaller
+    stream's bytes are free: any inflater, git's included, reads any valid stream).
+
+    ISA-L at level 1 when python-isal is installed: on an adopt's objects (most of
+    them 1-4 KB: nodes, index deltas, trees) it takes a third of zlib's level-1 time
+    and its streams come out 1% smaller (``bench/README.md``, "Packs: ISA-L"); zlib
+    was the writer's largest single cost. Otherwise zlib at level 1, as git writes a
+    new object (``core.looseCompression``): a session's packs stand where git's loose
+    objects would, until a repack. For those small objects zlib's setup (allocating
+    and clearing its state for the default 32 KB window, about 256 KB) costs more than
+    the compressing, so a window just larger than the object is used: it sees every
+    match the default one would, and any inflater reads a stream with a smaller
     window (the zlib header names it)."""
+    if _isal_compress is not None:
+        return _isal_compress(data, ISAL_LEVEL)
     # deflate looks back at most the window less MIN_LOOKAHEAD (262) bytes
     window_bits = max(9, (len(data) + 261).bit_length())
     if window_bits >= 15:
