@@ -53,11 +53,15 @@ from ..writing import lineage
 from .messages import commit_message
 from .trees import TreeCache
 from .packfile import PackWriter, release_keep, remove_stale_keeps, remove_stale_temp_packs
+from .packjoin import join_packs
 
 DEFAULT_NAME = "vine"
 DEFAULT_EMAIL = "vine@monkeyllm.local"
 ZERO_SHA = "0" * 40
 CHECKPOINT_SECONDS = 1.0  # in a bulk session: the longest a planted node waits to reach the branch
+# a session that left this many packs (one per checkpoint) joins them into one at close
+# (``packjoin``); a few are left to ``git gc --auto``, as it leaves a few loose objects
+JOIN_FROM_PACKS = 8
 
 
 class GitError(RuntimeError):
@@ -146,6 +150,7 @@ class Committer:
         self.commits_since_checkpoint = 0
         self._packs_written = 0
         self._kept: list[str] = []  # finished packs whose .keep goes when the ref reaches them
+        self._reached: list[str] = []  # this session's packs the ref reaches: joined at close
         self._last_checkpoint = time.monotonic()
         if self._pack_dir.is_dir():  # left by a killed writer; we hold the lock
             remove_stale_temp_packs(self._pack_dir)
@@ -308,6 +313,7 @@ class Committer:
                                "this session's writes are undone; run the command again") from exc
             raise
         self._ref_at = self._parent
+        self._reached += self._kept
         self._release_keeps()
         self._update_index()
         self._refresh_owed = True
@@ -351,13 +357,21 @@ class Committer:
             self._refresh_owed = False
 
     def close(self) -> None:
-        """Checkpoint and stop. Every session adds packs, so then git is asked, as
-        ``git commit`` does, whether they are now enough to be worth one repack
+        """Checkpoint and stop. A checkpoint finishes a pack, so the session's packs are
+        joined into one (``packjoin``: a copy, where git's repack of a 50,000-file
+        adopt took minutes and the run's largest memory), and git is asked, as ``git
+        commit`` does, whether the packs are now enough to be worth one repack
         (``gc.autoPackLimit``, 50 by default)."""
         try:
             self.checkpoint()
         finally:
             self.abort()
+        reached, self._reached = self._reached, []
+        if len(reached) >= JOIN_FROM_PACKS:
+            try:
+                join_packs(self._pack_dir, reached)
+            except (OSError, ValueError):
+                pass  # the packs stay as they are: git reads them all the same
         if self._packs_written:
             # in the foreground: no git process left repacking the forest after vine exits
             run_git(self.root, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet", check=False)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,11 @@ def test_a_rollup_is_one_bulk_session_not_a_checkpoint_per_branch(vine_cli: Any,
                                                                    rich_export: Path) -> None:
     vine_cli.adopt(rich_export, forest, expect=1)
     packs = lambda: set((forest / ".git/objects/pack").glob("*.pack"))  # noqa: E731
-    before = packs()
+    checkpoints = lambda: subprocess.run(["git", "reflog", "--format=%gs"], cwd=forest, capture_output=True,  # noqa: E731
+                                         text=True, check=True).stdout.count("vine: checkpoint")
+    before, checkpoints_before = packs(), checkpoints()
     rolled, _, _ = rollup(vine_cli, forest)
     assert rolled == 4
-    assert len(packs() - before) == 1  # every checkpoint writes one pack
+    assert checkpoints() - checkpoints_before == 1  # one checkpoint for the four branches
+    assert len(packs() - before) == 1  # and a session leaves one pack
     assert cli.git_status(forest) == ""

@@ -229,10 +229,12 @@ def test_marking_vanished_files_stale_is_one_bulk_session(vine_cli: Any, cli: An
     for i in range(6):
         (source / f"notes/n{i}.md").unlink()
     packs = lambda: set((forest / ".git/objects/pack").glob("*.pack"))  # noqa: E731
-    before = packs()
+    checkpoints = lambda: _git(forest, "reflog", "--format=%gs").count("vine: checkpoint")  # noqa: E731
+    before, checkpoints_before = packs(), checkpoints()
     report = vine_cli("sync", "--forest", forest, "--json").json()
     assert sorted(report["stale"]) == [f"notes/n{i}" for i in range(6)]
-    assert len(packs() - before) == 1  # one checkpoint for the six writes, not six
+    assert checkpoints() - checkpoints_before == 1  # one checkpoint for the six writes, not six
+    assert len(packs() - before) == 1  # and a session leaves one pack
     assert cli.git_status(forest) == ""
 
 
