@@ -33,7 +33,7 @@ from monkeyllm_core.store.messages import one_line
 from monkeyllm_gardener.kit.markdown import FENCE as _FENCE
 from monkeyllm_gardener.kit.markdown import MAX_LINE_CHARS as _MAX_LINE_CHARS
 from monkeyllm_gardener.kit.markdown import MAX_SCANNED_CHARS as _MAX_SCANNED_CHARS
-from monkeyllm_gardener.kit.markdown import first_h1, strip_frontmatter, strip_inline_markdown
+from monkeyllm_gardener.kit.markdown import first_h1, lines_with_next, strip_frontmatter, strip_inline_markdown
 
 ELLIPSIS = "…"
 
@@ -77,10 +77,9 @@ def _prose_blocks(markdown: str) -> Iterator[str]:
                 yield text
 
     opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
-    lines = opening.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fence: str | None = None
     in_comment = False
-    for index, line in enumerate(lines):
+    for line, following in lines_with_next(opening.replace("\r\n", "\n").replace("\r", "\n")):
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
@@ -94,7 +93,7 @@ def _prose_blocks(markdown: str) -> Iterator[str]:
             yield from flush()
             fence = fence_match.group(1)[0] * 3
             continue
-        next_line = lines[index + 1][:_MAX_LINE_CHARS] if index + 1 < len(lines) else ""
+        next_line = following[:_MAX_LINE_CHARS]
         if (
             not line.strip()
             or _HEADING.match(line)

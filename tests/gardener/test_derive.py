@@ -219,3 +219,12 @@ def test_a_long_note_without_prose_falls_back_to_the_title() -> None:
 def test_inline_markdown_is_reduced_to_its_visible_text(text: str, expected: str) -> None:
     from monkeyllm_gardener.kit.markdown import strip_inline_markdown
     assert strip_inline_markdown(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\n\n", "one", "one\n", "one\ntwo", "one\n\ntwo\n", "a\rb\r\nc\x0cd\u2028e\n"])
+def test_lines_with_next_is_split_with_the_following_line(text: str) -> None:
+    # the readers' lazy split: each line of text.split("\n"), with the next one or ""
+    from monkeyllm_gardener.kit.markdown import lines_with_next
+
+    lines = text.split("\n")
+    assert list(lines_with_next(text)) == list(zip(lines, lines[1:] + [""]))
