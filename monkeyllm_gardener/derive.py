@@ -77,9 +77,11 @@ def _prose_blocks(markdown: str) -> Iterator[str]:
                 yield text
 
     opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
+    if "\r" in opening:  # a search, not two copies of the note, when there is none (the usual case)
+        opening = opening.replace("\r\n", "\n").replace("\r", "\n")
     fence: str | None = None
     in_comment = False
-    for line, following in lines_with_next(opening.replace("\r\n", "\n").replace("\r", "\n")):
+    for line, following in lines_with_next(opening):
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
@@ -124,6 +126,8 @@ def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
     """The parts of ``line`` outside HTML comments, and whether a comment is still
     open at its end. A linear scan (a ``<!--.*?-->`` pattern is quadratic on a line of
     unclosed ``<!--``)."""
+    if not in_comment and "<!--" not in line:  # most lines: nothing to cut
+        return line, False
     kept: list[str] = []
     position = 0
     while position <= len(line):
@@ -144,13 +148,15 @@ def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
 
 def _is_link_only(line: str) -> bool:
     """A line made only of links, images, autolinks or bare URLs (and separators)."""
+    if "[" not in line and "<" not in line and "http" not in line:
+        return False  # no token can start: prose, decided without a scan per token
     rest, found = _LINK_TOKEN.subn(" ", line)
     return found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None
 
 
 def _sentences(blocks: Iterable[str]) -> Iterator[str]:
     for block in blocks:
-        for piece in _SENTENCE_END.split(block):
+        for piece in _split_lazily(_SENTENCE_END, block):
             piece = piece.strip()
             if not piece:
                 continue
@@ -158,6 +164,16 @@ def _sentences(blocks: Iterable[str]) -> Iterator[str]:
                 piece = piece.rstrip(":;,—–- ") + "."
             if len(piece) > 1:
                 yield piece
+
+
+def _split_lazily(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    """``pattern.split(text)`` (a pattern without groups that never matches empty), one
+    piece at a time: a summary takes three sentences of a paragraph that may hold thirty."""
+    start = 0
+    for match in pattern.finditer(text):
+        yield text[start:match.start()]
+        start = match.end()
+    yield text[start:]
 
 
 def _drop_boilerplate(sentence: str) -> str:

@@ -228,3 +228,30 @@ def test_lines_with_next_is_split_with_the_following_line(text: str) -> None:
 
     lines = text.split("\n")
     assert list(lines_with_next(text)) == list(zip(lines, lines[1:] + [""]))
+
+
+@pytest.mark.parametrize("text", ["", "One.", "One. Two! Three? Four", 'He said "go." Then left.  Twice…  Done. ',
+                                  "No end", "a.b. c.) d.] e.’ f", ". . .", "x.\n\ny.\tz."])
+def test_sentence_pieces_are_the_pattern_split(text: str) -> None:
+    from monkeyllm_gardener.derive import _SENTENCE_END, _split_lazily
+
+    assert list(_split_lazily(_SENTENCE_END, text)) == _SENTENCE_END.split(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "in_comment", "expected"),
+    [
+        ("plain prose", False, ("plain prose", False)),  # the no-comment shortcut
+        ("", False, ("", False)),
+        ("plain prose", True, ("", True)),  # inside an open comment: nothing kept
+        ("a <!-- c --> b", False, ("a  b", False)),
+        ("<!-- open", False, ("", True)),
+        ("end --> after", True, (" after", False)),
+        ("x --> y <!-- z", True, (" y ", True)),
+        ("-->", False, ("-->", False)),
+    ],
+)
+def test_text_outside_comments(line: str, in_comment: bool, expected: tuple[str, bool]) -> None:
+    from monkeyllm_gardener.derive import _outside_comments
+
+    assert _outside_comments(line, in_comment) == expected
