@@ -107,8 +107,10 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     payload = request.payload
     if payload is not None and payload.move and request.passport.get("payload_type") == "sqlite":
         request = dataclasses.replace(request, payload=_mapped(payload))
-    light = dataclasses.replace(prep.result, conversion=dataclasses.replace(conv, markdown=""))
-    return dataclasses.replace(prep, result=light, request=request)
+    result = prep.result
+    if conv.markdown:  # a media or dataset conversion has no text to leave behind: no copies
+        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, markdown=""))
+    return dataclasses.replace(prep, result=result, request=request)
 
 
 def _staging(tmp_dir: str | None) -> str:
