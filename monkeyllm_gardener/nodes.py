@@ -143,7 +143,9 @@ def source_sections(body: str) -> list[str]:
     """``sections.outline(body)``: the ``## `` headers outside code fences. A body
     with no fence at all (most notes) needs no fence tracking, so its headers are
     found by one pass over its lines instead of a loop that strips each one."""
-    if "```" in body or "~~~" in body:
+    # a one-character search first: far cheaper than a three-character one, and most
+    # notes hold neither character
+    if ("`" in body and "```" in body) or ("~" in body and "~~~" in body):
         return outline(body)
     # outline strips the header of the line break it keeps: strip() removes every one
     return [line[3:].strip() for line in body.splitlines() if line.startswith("## ")]

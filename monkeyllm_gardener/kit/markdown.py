@@ -120,8 +120,10 @@ def first_h1(markdown: str) -> str | None:
     """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
     frontmatter and code fences; None when there is none."""
     opening = strip_frontmatter(markdown)[:MAX_SCANNED_CHARS]
+    if "\r" in opening:  # one search instead of a copy when there is none (the usual note)
+        opening = opening.replace("\r\n", "\n")
     fence: str | None = None
-    for whole_line, whole_next in lines_with_next(opening.replace("\r\n", "\n")):
+    for whole_line, whole_next in lines_with_next(opening):
         line = whole_line[:MAX_LINE_CHARS]
         if fence is not None:
             if line.strip().startswith(fence):
