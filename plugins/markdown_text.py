@@ -68,7 +68,7 @@ class MarkdownTextConverter:
     extensions = MARKDOWN_EXTENSIONS + TEXT_EXTENSIONS
 
     def convert(self, path: Path) -> Conversion:
-        path = Path(path)
+        path = path if isinstance(path, Path) else Path(path)  # the host passes a Path: not parsed again
         text, encoding_warning = _read(path)
         warnings: list[str] = []
         if encoding_warning:
