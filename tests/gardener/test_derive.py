@@ -272,3 +272,27 @@ def test_one_line_is_the_messages_rule() -> None:
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
     for text in samples:
         assert one_line(text) == messages.one_line(text), repr(text)
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_title_and_summary_read_cr_newlines_as_lf(newline: str) -> None:
+    from monkeyllm_gardener.kit.markdown import first_h1
+
+    note = "Setext title\n============\n\n<!-- a\ncomment -->\nThe plan is ready. It ships in May.\n\n- one item\n"
+    crlf = note.replace("\n", newline)
+    assert derive_summary(crlf, title="t") == derive_summary(note, title="t")
+    if newline == "\r\n":  # first_h1 reads CR LF as LF; a lone CR is no line break to it
+        assert first_h1(crlf) == first_h1(note) == "Setext title"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["plain prose with no link", "[a](b)", "![img](x.png) , [b](c)", "<https://x.org>", "see https://x.org",
+     "https://a.org | https://b.org", "[[Wiki]] - [[Other]]", "a [ref] here", "x < y", "http://", "- [a](b) -"],
+)
+def test_link_only_lines(line: str) -> None:
+    # the shortcut (no '[', '<' or 'http': prose) gives what the token scan gives
+    from monkeyllm_gardener.derive import _LINK_SEPARATORS, _LINK_TOKEN, _is_link_only
+
+    rest, found = _LINK_TOKEN.subn(" ", line)
+    assert _is_link_only(line) == (found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None)

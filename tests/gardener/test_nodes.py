@@ -85,6 +85,8 @@ _SECTION_BODIES = [
     "text\x0c## after a form feed\x0b## after a VT\x1c## after FS\x85## after NEL\n",
     "text\u2028## after LS\u2029## after PS\n## end without newline",
     "## \ttab-led header\t\n## trailing\u00a0space\u00a0\n",
+    "inline `code` and ~approx~ marks, no fence\n## Header\n",
+    "`` double ticks ``\n~~ double tildes ~~\n## Header\n",
 ]
 
 

@@ -374,3 +374,14 @@ def test_a_note_with_simple_frontmatter_converts_as_through_the_parser(tmp_path:
         "created": date(2024, 3, 25), "author": "Lucas Oliveira", "tags": ["index", "products"]}
     assert fast.markdown == parsed.markdown.replace("author: 'Lucas Oliveira'", "author: Lucas Oliveira")
     assert fast.title == parsed.title == "T"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_note_reads_the_same_with_any_newline(tmp_path: Path, newline: str) -> None:
+    # CR and CR LF become LF whichever way the note is read (one read, or read_text)
+    text = "---\ntitle: Plan\ntags: [a, b]\n---\n\n# Heading\n\nFirst line.\nSecond line.\n"
+    expected = convert(write_source(tmp_path, "lf.md", text))
+    for data in (text.replace("\n", newline).encode(), text.replace("\n", newline).encode("utf-16")):
+        result = convert(write_source(tmp_path, "note.md", data))
+        assert (result.markdown, result.title, result.frontmatter) == (
+            expected.markdown, expected.title, expected.frontmatter)
