@@ -101,14 +101,15 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     conv = prep.result.conversion
     try:
         request = build_node(node.node_id, SourceFile(prep.rel, path, node.size, node.mtime), prep, conv,
-                             _export_folder(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))), name_title=name_title)
+                             _export_folder(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))),
+                             name_title=name_title)
     except Exception as exc:  # noqa: BLE001 -- reported by the writer as the file's error
         return dataclasses.replace(prep, build_error=error_line(exc))
     payload = request.payload
     if payload is not None and payload.move and request.passport.get("payload_type") == "sqlite":
         request = dataclasses.replace(request, payload=_mapped(payload))
     result = prep.result
-    if conv.markdown:  # a media or dataset conversion has no text to leave behind: no copies
+    if conv.markdown:  # no copies for a conversion without text (media): nothing to leave behind
         result = dataclasses.replace(result, conversion=dataclasses.replace(conv, markdown=""))
     return dataclasses.replace(prep, result=result, request=request)
 

@@ -221,7 +221,9 @@ def test_inline_markdown_is_reduced_to_its_visible_text(text: str, expected: str
     assert strip_inline_markdown(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "\n", "\n\n", "one", "one\n", "one\ntwo", "one\n\ntwo\n", "a\rb\r\nc\x0cd\u2028e\n"])
+@pytest.mark.parametrize(
+    "text", ["", "\n", "\n\n", "one", "one\n", "one\ntwo", "one\n\ntwo\n", "a\rb\r\nc\x0cd\u2028e\n"]
+)
 def test_lines_with_next_is_split_with_the_following_line(text: str) -> None:
     # the readers' lazy split: each line of text.split("\n"), with the next one or ""
     from monkeyllm_gardener.kit.markdown import lines_with_next
