@@ -26,14 +26,14 @@ from monkeyllm_core.forest.summary_contract import (
     boilerplate_opening,
     summary_error,
 )
-from monkeyllm_core.store.messages import one_line
+from monkeyllm_core.store.messages import one_line as _cleaned_one_line
 
 # Markdown is read by the plugin kit's rules, so a derived title and a derived
 # summary agree with what a converter sees (the kit is their home).
 from monkeyllm_gardener.kit.markdown import FENCE as _FENCE
 from monkeyllm_gardener.kit.markdown import MAX_LINE_CHARS as _MAX_LINE_CHARS
 from monkeyllm_gardener.kit.markdown import MAX_SCANNED_CHARS as _MAX_SCANNED_CHARS
-from monkeyllm_gardener.kit.markdown import first_h1, strip_frontmatter, strip_inline_markdown
+from monkeyllm_gardener.kit.markdown import first_h1, lines_with_next, strip_frontmatter, strip_inline_markdown
 
 ELLIPSIS = "…"
 
@@ -61,6 +61,16 @@ _PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded objec
 _MAX_BLOCK_CHARS = 2_000
 
 
+def one_line(text: object) -> str:
+    """``store.messages.one_line(text)``: cleaned text on one line. Printable ASCII
+    (most titles, column names and summaries) holds nothing its cleaning removes
+    (escape sequences, controls, bidi marks, surrogates and odd line breaks are
+    all outside it), so such text only has its runs of spaces collapsed."""
+    if type(text) is str and text.isascii() and text.isprintable():
+        return " ".join(text.split())
+    return _cleaned_one_line(text)
+
+
 def _prose_blocks(markdown: str) -> Iterator[str]:
     """Paragraphs and list items of plain prose, in order, inline markdown stripped.
 
@@ -77,10 +87,11 @@ def _prose_blocks(markdown: str) -> Iterator[str]:
                 yield text
 
     opening = strip_frontmatter(markdown)[:_MAX_SCANNED_CHARS]
-    lines = opening.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if "\r" in opening:  # a search, not two copies of the note, when there is none (the usual case)
+        opening = opening.replace("\r\n", "\n").replace("\r", "\n")
     fence: str | None = None
     in_comment = False
-    for index, line in enumerate(lines):
+    for line, following in lines_with_next(opening):
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
@@ -94,7 +105,7 @@ def _prose_blocks(markdown: str) -> Iterator[str]:
             yield from flush()
             fence = fence_match.group(1)[0] * 3
             continue
-        next_line = lines[index + 1][:_MAX_LINE_CHARS] if index + 1 < len(lines) else ""
+        next_line = following[:_MAX_LINE_CHARS]
         if (
             not line.strip()
             or _HEADING.match(line)
@@ -125,6 +136,8 @@ def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
     """The parts of ``line`` outside HTML comments, and whether a comment is still
     open at its end. A linear scan (a ``<!--.*?-->`` pattern is quadratic on a line of
     unclosed ``<!--``)."""
+    if not in_comment and "<!--" not in line:  # most lines: nothing to cut
+        return line, False
     kept: list[str] = []
     position = 0
     while position <= len(line):
@@ -145,13 +158,15 @@ def _outside_comments(line: str, in_comment: bool) -> tuple[str, bool]:
 
 def _is_link_only(line: str) -> bool:
     """A line made only of links, images, autolinks or bare URLs (and separators)."""
+    if "[" not in line and "<" not in line and "http" not in line:
+        return False  # no token can start: prose, decided without a scan per token
     rest, found = _LINK_TOKEN.subn(" ", line)
     return found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None
 
 
 def _sentences(blocks: Iterable[str]) -> Iterator[str]:
     for block in blocks:
-        for piece in _SENTENCE_END.split(block):
+        for piece in _split_lazily(_SENTENCE_END, block):
             piece = piece.strip()
             if not piece:
                 continue
@@ -159,6 +174,16 @@ def _sentences(blocks: Iterable[str]) -> Iterator[str]:
                 piece = piece.rstrip(":;,—–- ") + "."
             if len(piece) > 1:
                 yield piece
+
+
+def _split_lazily(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    """``pattern.split(text)`` (a pattern without groups that never matches empty), one
+    piece at a time: a summary takes three sentences of a paragraph that may hold thirty."""
+    start = 0
+    for match in pattern.finditer(text):
+        yield text[start:match.start()]
+        start = match.end()
+    yield text[start:]
 
 
 def _drop_boilerplate(sentence: str) -> str:

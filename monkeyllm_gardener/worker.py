@@ -12,7 +12,9 @@ never holds the forest's lock or the writer's git pipes: ``lineage``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from monkeyllm_core.writing import lineage
@@ -93,22 +95,30 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     A request that cannot be built is an error line the writer reports
     (``build_error``); a map that cannot be rendered is left to the writer, whose
     error names the payload where it lies in the forest."""
-    from pathlib import Path
-
     from .nodes import build_node
     from .walk import SourceFile
     assert prep.result is not None and prep.result.conversion is not None
     conv = prep.result.conversion
     try:
         request = build_node(node.node_id, SourceFile(prep.rel, path, node.size, node.mtime), prep, conv,
-                             Path(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))), name_title=name_title)
+                             _export_folder(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))),
+                             name_title=name_title)
     except Exception as exc:  # noqa: BLE001 -- reported by the writer as the file's error
         return dataclasses.replace(prep, build_error=error_line(exc))
     payload = request.payload
     if payload is not None and payload.move and request.passport.get("payload_type") == "sqlite":
         request = dataclasses.replace(request, payload=_mapped(payload))
-    light = dataclasses.replace(prep.result, conversion=dataclasses.replace(conv, markdown=""))
-    return dataclasses.replace(prep, result=light, request=request)
+    result = prep.result
+    if conv.markdown:  # no copies for a conversion without text (media): nothing to leave behind
+        result = dataclasses.replace(result, conversion=dataclasses.replace(conv, markdown=""))
+    return dataclasses.replace(prep, result=result, request=request)
+
+
+@functools.lru_cache(maxsize=8)
+def _export_folder(source: str) -> Path:
+    """The export folder as a ``Path``: one per adopt (every plan names the same
+    folder), not one parsed per file."""
+    return Path(source)
 
 
 def _staging(tmp_dir: str | None) -> str:

@@ -4,11 +4,13 @@ The generic fallback for text: registered with a high ``priority`` number so any
 other converter claiming these extensions goes first.
 
 Decoding: ``kit.read_text`` (UTF-8, BOMs, UTF-16/32; a legacy 8-bit fallback
-is stated in a warning). Newlines become ``\\n``.
+is stated in a warning); a plain UTF-8 file, the usual note, is read once and
+decoded as ``read_text`` would (``_read``). Newlines become ``\\n``.
 
 Markdown files may carry their own YAML frontmatter (Obsidian, Hugo, Jekyll):
 - a leading ``---`` ... ``---`` block that parses as a mapping is taken out of the
-  body, so it never reaches the summary;
+  body, so it never reaches the summary (simple ``key: value`` blocks are read
+  without the YAML parser, to the same values: ``_simple_frontmatter``);
 - ``title`` (a scalar), ``tags`` (a list, or a comma/space separated string; a
   leading ``#`` is dropped) and ``aliases`` (a list or one string) go to
   ``Conversion.frontmatter``, as plain strings; so do the source's dates and author:
@@ -30,12 +32,14 @@ warning; the Gardener then derives a title-based summary.
 """
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from monkeyllm_gardener import Conversion, hookimpl
 from monkeyllm_gardener.kit import first_h1, read_text, split_frontmatter
@@ -45,6 +49,16 @@ TEXT_EXTENSIONS = (".txt", ".text")
 PRIORITY = 100.0  # generic fallback: any converter at the default 0.0 goes first
 
 _TAG_SPLIT = re.compile(r"[,\s]+")
+# Frontmatter that ``_simple_frontmatter`` reads without the YAML parser: ``key: value``
+# lines at the margin, a value being empty, a plain scalar of letters, digits, ``._/+-``
+# and single spaces, or a ``[a, b]`` list of such scalars. Nothing in it can be an
+# indicator, a comment, a quote, a tab or a line break YAML knows and Python's split
+# does not; a line is at most 1,000 characters, under YAML's 1,024 for a simple key.
+_PLAIN = r"[A-Za-z0-9][A-Za-z0-9._/+-]*(?: [A-Za-z0-9._/+-]+)*"
+_SIMPLE_LIST = rf"\[(?P<items>{_PLAIN}(?:, {_PLAIN})*)?\]"
+_SIMPLE_VALUE = rf"(?P<plain>{_PLAIN})|(?P<list>{_SIMPLE_LIST})"
+_SIMPLE_LINE = re.compile(rf"(?P<key>[A-Za-z_][A-Za-z0-9_-]*):(?: +(?:{_SIMPLE_VALUE}))? *")
+_SIMPLE_LINE_CHARS = 1_000
 # Conversion.frontmatter key -> the source keys that may hold it, first found wins.
 _DATE_KEYS = {"created": ("created", "date"), "modified": ("modified", "updated", "lastmod")}
 
@@ -54,12 +68,14 @@ class MarkdownTextConverter:
     extensions = MARKDOWN_EXTENSIONS + TEXT_EXTENSIONS
 
     def convert(self, path: Path) -> Conversion:
-        path = Path(path)
-        text, encoding_warning = read_text(path)
+        path = path if isinstance(path, Path) else Path(path)  # the host passes a Path: not parsed again
+        text, encoding_warning = _read(path)
         warnings: list[str] = []
         if encoding_warning:
             warnings.append(f"{path.name}: {encoding_warning}")
-        text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+        if "\r" in text:  # one search instead of two when there is none (the usual note)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = text.lstrip("\ufeff")
         if not text.strip():
             warnings.append(f"{path.name}: empty file; planted with a summary made from its title")
             return Conversion(kind="markdown", node_type="note", markdown="", warnings=tuple(warnings))
@@ -72,7 +88,9 @@ class MarkdownTextConverter:
         if split is not None:
             block, rest = split
             try:
-                data = yaml.safe_load(block) if block.strip() else {}
+                data = _simple_frontmatter(block) if block.strip() else {}
+                if data is None:
+                    data = yaml.safe_load(block)
             except (yaml.YAMLError, ValueError, RecursionError) as exc:
                 # ValueError: an integer over Python's 4,300-digit limit; RecursionError:
                 # nesting deeper than the parser's stack. Neither is a YAMLError.
@@ -96,6 +114,57 @@ class MarkdownTextConverter:
             frontmatter=frontmatter,
             warnings=tuple(warnings),
         )
+
+
+def _read(path: Path) -> tuple[str, str | None]:
+    """``kit.read_text(path)``, newlines aside (the caller makes every one ``\\n``), from
+    one read of the file when it is plain UTF-8: the usual note.
+
+    ``read_text`` reads a file up to four times to decide its encoding (a byte order
+    mark, UTF-16 without one, UTF-8 over the whole file) and once more to decode it.
+    Bytes that do not start with a UTF-8 BOM, hold no NUL in their first 4 KB (so
+    they cannot read as UTF-16 without a BOM: no UTF-16/32 BOM is valid UTF-8
+    either) and decode strictly as UTF-8 are exactly the files it reads as UTF-8
+    with no warning; anything else goes to ``read_text``."""
+    data = path.read_bytes()
+    if not data.startswith(codecs.BOM_UTF8) and b"\x00" not in data[:4096]:
+        try:
+            return data.decode("utf-8"), None
+        except UnicodeDecodeError:
+            pass
+    return read_text(path)
+
+
+def _simple_frontmatter(block: str) -> dict[Any, Any] | None:
+    """What ``yaml.safe_load(block)`` returns, for a block of simple ``key: value``
+    lines only (``_SIMPLE_LINE``, the frontmatter most notes carry); None for any
+    other block, which the YAML parser reads.
+
+    Parsing is the slow half of ``safe_load`` and the only part skipped: the nodes
+    the parser would compose are built here, and SafeLoader's own resolver and
+    constructor turn them into values, so ``2024-03-25`` is a date, ``yes`` a bool
+    and a repeated key keeps its last value exactly as YAML has it."""
+    lines = [line for line in block.split("\n") if line]
+    matches = [_SIMPLE_LINE.fullmatch(line) for line in lines if len(line) <= _SIMPLE_LINE_CHARS]
+    if len(matches) < len(lines) or None in matches:
+        return None
+    loader = yaml.SafeLoader("")
+    try:
+        pairs = [(_plain_node(loader, match["key"]), _value_node(loader, match)) for match in matches]
+        return loader.construct_document(MappingNode(loader.resolve(MappingNode, None, True), pairs))
+    finally:
+        loader.dispose()
+
+
+def _value_node(loader: yaml.SafeLoader, match: re.Match[str]) -> ScalarNode | SequenceNode:
+    if match["list"] is not None:
+        items = match["items"].split(", ") if match["items"] else []
+        return SequenceNode(loader.resolve(SequenceNode, None, True), [_plain_node(loader, item) for item in items])
+    return _plain_node(loader, match["plain"] or "")  # an empty value is YAML's null
+
+
+def _plain_node(loader: yaml.SafeLoader, value: str) -> ScalarNode:
+    return ScalarNode(loader.resolve(ScalarNode, value, (True, False)), value)
 
 
 def _as_strings(value: Any) -> list[str]:

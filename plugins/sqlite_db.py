@@ -56,7 +56,7 @@ class SqliteConverter:
     install_hint = INGEST_HINT
 
     def convert(self, path: Path) -> Conversion:
-        path = Path(path)
+        path = path if isinstance(path, Path) else Path(path)  # the host passes a Path: not parsed again
         _read_header(path)
         warnings = _journal_warnings(path)
         if has_wal_data(path):

@@ -17,11 +17,14 @@ is a heading, a code fence or frontmatter.
 from __future__ import annotations
 
 import re
+from itertools import chain, pairwise
+from typing import Iterator
 
 __all__ = ["first_h1", "split_frontmatter", "strip_frontmatter", "strip_inline_markdown"]
 
 # Shared with the summary deriver, not part of the kit's promise: a fenced code
-# block's opening line, and the bounded opening both readers look at.
+# block's opening line, and the bounded opening both readers look at (and how they
+# split it into lines: ``lines_with_next``).
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 MAX_LINE_CHARS = 2_000
 MAX_SCANNED_CHARS = 200_000
@@ -38,6 +41,22 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _EMPHASIS = re.compile(r"(\*\*|__|~~)(.+?)\1|(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?!\w)|(?<![\w_])_(?!\s)(.+?)(?<!\s)_(?![\w])")
 _CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _ATX_H1 = re.compile(r"\s{0,3}#(?!#)\s")
+_SETEXT_H1_UNDERLINE = re.compile(r"^\s{0,3}=+\s*$")
+
+
+def lines_with_next(text: str) -> Iterator[tuple[str, str]]:
+    """Each line of ``text.split("\\n")`` with the one after it ("" after the last),
+    split as they are read: both readers stop early (at the title, after a few
+    sentences), and splitting a long note whole cost more than reading its opening."""
+    return pairwise(chain(_lines(text), ("",)))
+
+
+def _lines(text: str) -> Iterator[str]:
+    start = 0
+    while (end := text.find("\n", start)) != -1:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
 
 
 def split_frontmatter(text: str) -> tuple[str, str] | None:
@@ -101,9 +120,11 @@ def first_h1(markdown: str) -> str | None:
     """Text of the first level-1 heading (``# Title`` or a ``===`` setext), outside
     frontmatter and code fences; None when there is none."""
     opening = strip_frontmatter(markdown)[:MAX_SCANNED_CHARS]
-    lines = [line[:MAX_LINE_CHARS] for line in opening.replace("\r\n", "\n").split("\n")]
+    if "\r" in opening:  # one search instead of a copy when there is none (the usual note)
+        opening = opening.replace("\r\n", "\n")
     fence: str | None = None
-    for index, line in enumerate(lines):
+    for whole_line, whole_next in lines_with_next(opening):
+        line = whole_line[:MAX_LINE_CHARS]
         if fence is not None:
             if line.strip().startswith(fence):
                 fence = None
@@ -117,8 +138,7 @@ def first_h1(markdown: str) -> str | None:
             title = strip_inline_markdown(_without_closing_hashes(line[match.end():]))
             if title:
                 return title
-        next_line = lines[index + 1] if index + 1 < len(lines) else ""
-        if line.strip() and re.match(r"^\s{0,3}=+\s*$", next_line):
+        if line.strip() and _SETEXT_H1_UNDERLINE.match(whole_next[:MAX_LINE_CHARS]):
             title = strip_inline_markdown(line)
             if title:
                 return title

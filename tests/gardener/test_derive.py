@@ -219,3 +219,82 @@ def test_a_long_note_without_prose_falls_back_to_the_title() -> None:
 def test_inline_markdown_is_reduced_to_its_visible_text(text: str, expected: str) -> None:
     from monkeyllm_gardener.kit.markdown import strip_inline_markdown
     assert strip_inline_markdown(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["", "\n", "\n\n", "one", "one\n", "one\ntwo", "one\n\ntwo\n", "a\rb\r\nc\x0cd\u2028e\n"]
+)
+def test_lines_with_next_is_split_with_the_following_line(text: str) -> None:
+    # the readers' lazy split: each line of text.split("\n"), with the next one or ""
+    from monkeyllm_gardener.kit.markdown import lines_with_next
+
+    lines = text.split("\n")
+    assert list(lines_with_next(text)) == list(zip(lines, lines[1:] + [""]))
+
+
+@pytest.mark.parametrize("text", ["", "One.", "One. Two! Three? Four", 'He said "go." Then left.  Twice…  Done. ',
+                                  "No end", "a.b. c.) d.] e.’ f", ". . .", "x.\n\ny.\tz."])
+def test_sentence_pieces_are_the_pattern_split(text: str) -> None:
+    from monkeyllm_gardener.derive import _SENTENCE_END, _split_lazily
+
+    assert list(_split_lazily(_SENTENCE_END, text)) == _SENTENCE_END.split(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "in_comment", "expected"),
+    [
+        ("plain prose", False, ("plain prose", False)),  # the no-comment shortcut
+        ("", False, ("", False)),
+        ("plain prose", True, ("", True)),  # inside an open comment: nothing kept
+        ("a <!-- c --> b", False, ("a  b", False)),
+        ("<!-- open", False, ("", True)),
+        ("end --> after", True, (" after", False)),
+        ("x --> y <!-- z", True, (" y ", True)),
+        ("-->", False, ("-->", False)),
+    ],
+)
+def test_text_outside_comments(line: str, in_comment: bool, expected: tuple[str, bool]) -> None:
+    from monkeyllm_gardener.derive import _outside_comments
+
+    assert _outside_comments(line, in_comment) == expected
+
+
+def test_one_line_is_the_messages_rule() -> None:
+    # the printable-ASCII shortcut gives what store.messages.one_line gives, on every
+    # ASCII character (controls, DEL) and on text that does not take the shortcut
+    import random
+
+    from monkeyllm_core.store import messages
+    from monkeyllm_gardener.derive import one_line
+
+    rng = random.Random(23)
+    alphabet = [chr(code) for code in range(128)] + ["\x85", "\u2028", "\u200e", "\x9b", "\ud800", "é", "\u00a0"]
+    samples = ["", " ", "  a  b  ", "Plain title", "\x1b[31mred\x1b[0m", "a\tb\nc\r\nd", None, 12, 1.5]
+    samples += [chr(code) * 2 + " x " + chr(code) for code in range(128)]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
+    for text in samples:
+        assert one_line(text) == messages.one_line(text), repr(text)
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_title_and_summary_read_cr_newlines_as_lf(newline: str) -> None:
+    from monkeyllm_gardener.kit.markdown import first_h1
+
+    note = "Setext title\n============\n\n<!-- a\ncomment -->\nThe plan is ready. It ships in May.\n\n- one item\n"
+    crlf = note.replace("\n", newline)
+    assert derive_summary(crlf, title="t") == derive_summary(note, title="t")
+    if newline == "\r\n":  # first_h1 reads CR LF as LF; a lone CR is no line break to it
+        assert first_h1(crlf) == first_h1(note) == "Setext title"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["plain prose with no link", "[a](b)", "![img](x.png) , [b](c)", "<https://x.org>", "see https://x.org",
+     "https://a.org | https://b.org", "[[Wiki]] - [[Other]]", "a [ref] here", "x < y", "http://", "- [a](b) -"],
+)
+def test_link_only_lines(line: str) -> None:
+    # the shortcut (no '[', '<' or 'http': prose) gives what the token scan gives
+    from monkeyllm_gardener.derive import _LINK_SEPARATORS, _LINK_TOKEN, _is_link_only
+
+    rest, found = _LINK_TOKEN.subn(" ", line)
+    assert _is_link_only(line) == (found > 0 and _LINK_SEPARATORS.fullmatch(rest) is not None)

@@ -228,3 +228,160 @@ def test_markdown_whose_frontmatter_cannot_be_loaded_plants_with_a_warning(vine_
     body = (forest / "note.md").read_text(encoding="utf-8")
     assert frontmatter_value in body  # kept as text, nothing lost
     assert cli.node(forest, "note")["summary"] == "Pricing review for May 2026."
+
+
+# --- fast paths: one read of a plain UTF-8 file, simple frontmatter without the parser
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"# Plain\n\nASCII text.\n",
+        "# Caf\u00e9 \u2014 \u65e5\u672c\n\nUTF-8 text.\n".encode(),
+        b"# CRLF\r\n\r\nline\rold mac line\r\n",
+        codecs.BOM_UTF8 + b"# BOM\n\ntext\n",
+        codecs.BOM_UTF8 + codecs.BOM_UTF8 + b"two BOMs\n",
+        "# UTF-16\n\nwith BOM\n".encode("utf-16"),
+        "# UTF-16\n\nno BOM, little endian\n".encode("utf-16-le"),
+        "# UTF-16\n\nno BOM, big endian\n".encode("utf-16-be"),
+        "# UTF-32\n\ntext\n".encode("utf-32"),
+        "# cp1252\n\nCaf\u00e9 \u201ccurly\u201d \u20ac5\n".encode("cp1252"),
+        b"a NUL\x00 in ASCII text\n",
+        b"x" * 5000 + b"\x00 a NUL past the first 4 KB\n",
+        b"\xef\xbb",  # half a BOM
+        "# Caf\u00e9 na\u00efve r\u00e9sum\u00e9\n".encode() + b"\xff\n",  # damaged UTF-8: refused
+        "# Caf\u00e9\n".encode()[:-2],  # cut in a character: refused
+        b"",
+        b"   \n\t\n",
+    ],
+)
+def test_one_read_of_plain_utf8_decodes_as_read_text(tmp_path: Path, data: bytes) -> None:
+    from monkeyllm_gardener.conversion import ConversionError
+    from monkeyllm_gardener.kit import read_text
+
+    path = tmp_path / "note.md"
+    path.write_bytes(data)
+
+    def outcome(read: Any) -> Any:
+        try:
+            text, warning = read(path)
+        except ConversionError as exc:
+            return "error", str(exc)
+        return text.replace("\r\n", "\n").replace("\r", "\n"), warning
+
+    assert outcome(markdown_text._read) == outcome(read_text)
+
+
+_FRONTMATTER_SAMPLES = [
+    "created: 2024-03-25\nauthor: Lucas Oliveira\ntags: [index, products]\n",
+    "title: Falcon launch plan\ntags: [launch, q2]\n\naliases: []\n",
+    "a:\nb: \nc: yes\nd: 1.5\ne: 0x1F\nf: 0o17\ng: 1_000\nh: 1e5\ni: 6.02e+23\nj: null\nk: Null\nl: ~\n",
+    "on: off\nyes: no\ntrue: false\nTrue: TRUE\nNULL: x\n",
+    "date: 2024-02-30\n",  # not a day: a ValueError, as from the parser
+    "when: 2001-12-14t21:59:43.10-05:00\n",
+    "when: 2001-12-14 21:59:43.10\n",
+    "x: a  b\n",  # two spaces: not read here
+    "dup: 1\ndup: 2\n",
+    "path: a/b.c+d-e\nv: 1.2.3\nn: -5\np: +5\nm: .5\n",
+    "tags: [a,b]\n",
+    "tags: [ a, b ]\n",
+    "tags: [a, b,]\n",
+    "tags:\n  - a\n  - b\n",
+    "title: a: b\n",
+    "title: a #comment\n",
+    "title: 'quoted'\n",
+    "k: v\r\n",
+    "k: v\u2028w\n",
+    "k: v\x85\n",
+    "k: v\tw\n",
+    " k: v\n",
+    "k : v\n",
+    "- a\n- b\n",
+    "k: [x]\nk2: [x, 2024-01-01, 3, yes, null]\n",
+    "key-with-dash: v\n_under: v\nCamelCase9: v\n",
+    "k: " + "word " * 300 + "\n",
+    "k" * 1030 + ": v\n",
+    "a: b\n...\n",
+    "a: b\n---\nc: d\n",
+    "%YAML 1.1\n",
+    "a: &x 1\nb: *x\n",
+]
+
+
+@pytest.mark.parametrize("block", _FRONTMATTER_SAMPLES)
+def test_simple_frontmatter_reads_as_yaml_does(block: str) -> None:
+    _assert_simple_frontmatter_agrees(block)
+
+
+def test_simple_frontmatter_agrees_with_yaml_on_generated_blocks() -> None:
+    import random
+
+    rng = random.Random(23)
+    # mostly words the fast path takes (so it is exercised), now and then one it must not
+    plain = ["a", "Z", "x9", "2024-03-25", "2024-13-01", "1", "0", "-1", "+2", "1.5", ".5", "1e3", "0x1f", "0o7",
+             "0b101", "1_0", "yes", "No", "on", "OFF", "true", "null", "Null", "nan", ".inf", "a.b", "a/b", "a-b",
+             "a_b", "-", "+", ".", "/", "2001-12-14", "21-59-43"]
+    odd = ["~", "a:b", "a,b", "#x", "[x]", "'q'", '"q"', "&a", "*a", "!t", "|", ">", "%", "@", "`", "\u00e9", "\t",
+           "12:30", "2001-12-14 21:59:43", "1:2:3", "", "?", "{a: b}"]
+    keys = ["k", "title", "tags", "K_2", "a-b", "yes", "null", "1", "_", "on", "-k", "k k", "\u00e9", "[k]"]
+
+    def word() -> str:
+        return rng.choice(odd) if rng.random() < 0.03 else rng.choice(plain)
+
+    accepted = 0
+    for _ in range(3000):
+        lines = []
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.3:
+                separator = ", " if rng.random() < 0.9 else rng.choice([",", " , "])
+                value = "[" + separator.join(word() for _ in range(rng.randint(0, 3))) + "]"
+            else:
+                value = (" " if rng.random() < 0.95 else "  ").join(word() for _ in range(rng.randint(0, 3)))
+            key = rng.choice(keys[:8]) if rng.random() < 0.95 else rng.choice(keys)
+            separator = ": " if rng.random() < 0.9 else rng.choice([":", ":  ", " : "])
+            lines.append(key + separator + value + rng.choice(["", "", " ", "  "]))
+            if rng.random() < 0.1:
+                lines.append(rng.choice(["", " "]))
+        accepted += _assert_simple_frontmatter_agrees("\n".join(lines) + "\n")
+    assert accepted > 500  # the fast path took a good share of them (926 with this seed)
+
+
+def _assert_simple_frontmatter_agrees(block: str) -> bool:
+    """Both read ``block`` alike, when the fast path reads it at all (returned)."""
+    import yaml
+
+    def outcome(load: Any) -> Any:
+        try:
+            data = load(block)
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
+            return "error", type(exc)
+        return "data", data, [(type(key), type(value)) for key, value in (data or {}).items()]
+
+    fast = outcome(markdown_text._simple_frontmatter)
+    if fast == ("data", None, []):
+        return False  # not a simple block: the parser reads it
+    assert fast == outcome(yaml.safe_load), block
+    return True
+
+
+def test_a_note_with_simple_frontmatter_converts_as_through_the_parser(tmp_path: Path) -> None:
+    # same fields and body whether the block takes the fast path or not
+    simple = ("---\ncreated: 2024-03-25\nauthor: Lucas Oliveira\ntags: [index, products]\nextra: kept\n---\n"
+              "\n# T\n\nBody.\n")
+    quoted = simple.replace("author: Lucas Oliveira", "author: 'Lucas Oliveira'")
+    fast, parsed = convert(write_source(tmp_path, "a.md", simple)), convert(write_source(tmp_path, "b.md", quoted))
+    assert fast.frontmatter == parsed.frontmatter == {
+        "created": date(2024, 3, 25), "author": "Lucas Oliveira", "tags": ["index", "products"]}
+    assert fast.markdown == parsed.markdown.replace("author: 'Lucas Oliveira'", "author: Lucas Oliveira")
+    assert fast.title == parsed.title == "T"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_note_reads_the_same_with_any_newline(tmp_path: Path, newline: str) -> None:
+    # CR and CR LF become LF whichever way the note is read (one read, or read_text)
+    text = "---\ntitle: Plan\ntags: [a, b]\n---\n\n# Heading\n\nFirst line.\nSecond line.\n"
+    expected = convert(write_source(tmp_path, "lf.md", text))
+    for data in (text.replace("\n", newline).encode(), text.replace("\n", newline).encode("utf-16")):
+        result = convert(write_source(tmp_path, "note.md", data))
+        assert (result.markdown, result.title, result.frontmatter) == (
+            expected.markdown, expected.title, expected.frontmatter)
