@@ -26,7 +26,7 @@ from monkeyllm_core.forest.summary_contract import (
     boilerplate_opening,
     summary_error,
 )
-from monkeyllm_core.store.messages import one_line as _cleaned_one_line
+from monkeyllm_core.store.messages import one_line
 
 # Markdown is read by the plugin kit's rules, so a derived title and a derived
 # summary agree with what a converter sees (the kit is their home).
@@ -59,16 +59,6 @@ _PLACEHOLDER_LINE = re.compile(r"^\s*(?:\[(?:image|chart|SmartArt|embedded objec
 # the deriver reads a bounded opening: long lines and paragraphs are cut, and text
 # past the first _MAX_SCANNED_CHARS is never looked at (the kit's markdown bounds).
 _MAX_BLOCK_CHARS = 2_000
-
-
-def one_line(text: object) -> str:
-    """``store.messages.one_line(text)``: cleaned text on one line. Printable ASCII
-    (most titles, column names and summaries) holds nothing its cleaning removes
-    (escape sequences, controls, bidi marks, surrogates and odd line breaks are
-    all outside it), so such text only has its runs of spaces collapsed."""
-    if type(text) is str and text.isascii() and text.isprintable():
-        return " ".join(text.split())
-    return _cleaned_one_line(text)
 
 
 def _prose_blocks(markdown: str) -> Iterator[str]:

@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 from monkeyllm_core import NodeWrite, PayloadSpec
 from monkeyllm_core.forest.sections import get_section, outline
+from monkeyllm_core.store.messages import one_line
 
 from .conversion import Conversion
-from .derive import one_line
 from .origins import file_uri
 from .prepared import Prepared, stage_dataset, stages_dataset
 from .walk import SourceFile

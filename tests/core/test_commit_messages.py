@@ -123,3 +123,20 @@ def test_a_long_body_is_cut_between_lines():
     *kept, last = message.split("\n\n", 1)[1].split("\n")
     assert last == "\u2026"
     assert all(re.fullmatch(r"folder/node-\d{5}\.md", line) for line in kept)
+
+
+def test_printable_ascii_is_returned_as_the_rules_would_clean_it():
+    # clean_text hands printable ASCII back untouched: it must be what the rules give,
+    # on every ASCII character (controls, DEL, ESC) and on text that is not ASCII
+    import random
+
+    from monkeyllm_core.store import messages
+
+    rng = random.Random(23)
+    alphabet = [chr(code) for code in range(128)] + ["\x85", "\u2028", "\u200e", "\x9b", "\ud800", "é", "\u00a0"]
+    samples = ["", " ", "  a  b  ", "Plain title", "\x1b[31mred\x1b[0m", "a\tb\nc\r\nd"]
+    samples += [chr(code) * 2 + " x " + chr(code) for code in range(128)]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(3000)]
+    for text in samples:
+        assert messages.clean_text(text) == messages._by_the_rules(text), repr(text)
+        assert messages.one_line(text) == " ".join(messages._by_the_rules(text).split()), repr(text)

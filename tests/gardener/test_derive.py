@@ -259,23 +259,6 @@ def test_text_outside_comments(line: str, in_comment: bool, expected: tuple[str,
     assert _outside_comments(line, in_comment) == expected
 
 
-def test_one_line_is_the_messages_rule() -> None:
-    # the printable-ASCII shortcut gives what store.messages.one_line gives, on every
-    # ASCII character (controls, DEL) and on text that does not take the shortcut
-    import random
-
-    from monkeyllm_core.store import messages
-    from monkeyllm_gardener.derive import one_line
-
-    rng = random.Random(23)
-    alphabet = [chr(code) for code in range(128)] + ["\x85", "\u2028", "\u200e", "\x9b", "\ud800", "é", "\u00a0"]
-    samples = ["", " ", "  a  b  ", "Plain title", "\x1b[31mred\x1b[0m", "a\tb\nc\r\nd", None, 12, 1.5]
-    samples += [chr(code) * 2 + " x " + chr(code) for code in range(128)]
-    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(2000)]
-    for text in samples:
-        assert one_line(text) == messages.one_line(text), repr(text)
-
-
 @pytest.mark.parametrize("newline", ["\r\n", "\r"])
 def test_title_and_summary_read_cr_newlines_as_lf(newline: str) -> None:
     from monkeyllm_gardener.kit.markdown import first_h1
