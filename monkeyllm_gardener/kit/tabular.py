@@ -83,6 +83,7 @@ from monkeyllm_gardener.conversion import ConversionError
 __all__ = [
     "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "CellKind", "NumberToken", "SqlType", "TablePart",
     "TooManyColumns", "TypeTracker", "classify_text", "classify_value", "convert_text", "convert_value",
+    "convert_value_column",
     "decimal_notes", "repair_headers", "split_wide_table", "stored_real_differs", "table_name_from",
     "text_converters", "text_row_converter", "text_rows_converter", "unique_name", "value_converters", "wide_table_schema",
 ]
@@ -119,6 +120,9 @@ _SHORT_NUMBER_LINE = (r"(?:(?=[^\n]{1,15}(?:\n|\Z))(?!-[0.]*(?:\n|\Z))"
                       r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+))")
 _SHORT_INTEGER_LINES = re.compile(rf"{_SHORT_INTEGER_LINE}?(?:\n{_SHORT_INTEGER_LINE}?)*")
 _SHORT_NUMBER_LINES = re.compile(rf"{_SHORT_NUMBER_LINE}?(?:\n{_SHORT_NUMBER_LINE}?)*")
+# Distinct cells of a column matched together; a slice holding one odd cell is
+# classified cell by cell (a whole-file column would be, up to its first text cell).
+_DISTINCT_SLICE = 256
 
 
 # ---------------------------------------------------------------- names
@@ -236,6 +240,12 @@ class NumberToken(str):
     ``1e400``): classified and stored by the text rules, so its digits never change."""
 
 
+# Typed values whose kind is "text" (``classify_value``), and the types of a column
+# typed by the text rules: number tokens, nulls and booleans (INTEGER, never noted).
+_TEXT_VALUE_TYPES = frozenset({str, dict, list})
+_TOKEN_VALUE_TYPES = frozenset({NumberToken, type(None), bool})
+
+
 def classify_text(cell: str | None) -> CellKind:
     """The kind of one text cell under the module's type rules."""
     if cell is None:
@@ -312,14 +322,30 @@ class _ColumnEvidence:
         if self.rewritten is None and stored_real_differs(cell):
             self.rewritten = cell
 
-    def observe_text_cells(self, cells: list[str | None]) -> None:
-        """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``)."""
+    def observe_text_cells(self, cells: Sequence[str | None]) -> None:
+        """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``).
+
+        Each distinct cell counts once, in the order it first appears, a slice of
+        ``_DISTINCT_SLICE`` at a time: a slice of short numbers is one regex match, and
+        an odd cell sends only its own slice the cell-by-cell way. The first text cell
+        decides the column (TEXT whatever follows), so the slices after it are skipped."""
         distinct = list(dict.fromkeys(cells))  # first appearances, in row order
+        if None in distinct:
+            # NULL and nothing to note: taken out, the other cells may still take the
+            # one-match way (JSON's null among numbers)
+            self.seen.add("null")
+            distinct.remove(None)
+        for start in range(0, len(distinct), _DISTINCT_SLICE):
+            self._observe_distinct(distinct[start:start + _DISTINCT_SLICE])
+            if "text" in self.seen:
+                return
+
+    def _observe_distinct(self, distinct: list[str]) -> None:
         try:
             joined = "\n".join(distinct)
-        except TypeError:  # a None cell: the cell-by-cell rules below handle it
+        except TypeError:  # a cell that is not a string: the cell-by-cell rules below
             joined = None
-        # a cell holding "\n" would pass for two lines: such columns take the slow way
+        # a cell holding "\n" would pass for two lines: such cells take the slow way
         if joined is not None and joined.count("\n") == len(distinct) - 1:
             if _SHORT_INTEGER_LINES.fullmatch(joined):
                 self._observe_short_numbers(distinct, reals=False)
@@ -337,6 +363,26 @@ class _ColumnEvidence:
             if self.rewritten is None and (kind == "real" or kind == "integer"):
                 self.note_number(cell)
 
+    def observe_value_cells(self, values: Sequence[Any]) -> None:
+        """Observe one column's typed values, in row order (``classify_value`` for each,
+        noting number tokens as ``TypeTracker.observe`` does)."""
+        types = set(map(type, values))
+        if types & _TEXT_VALUE_TYPES:
+            self.seen.add("text")  # TEXT whatever else the column holds
+            return
+        if types <= _TOKEN_VALUE_TYPES:
+            # a bool is INTEGER with nothing to note; a token follows the text rules
+            if bool in types:
+                self.seen.add("integer")
+                values = [value for value in values if type(value) is not bool]
+            self.observe_text_cells(values)
+            return
+        for value in values:
+            kind = classify_value(value)
+            self.seen.add(kind)
+            if isinstance(value, NumberToken) and (kind == "real" or kind == "integer"):
+                self.note_number(value)
+
     def _observe_short_numbers(self, distinct: list[str], *, reals: bool) -> None:
         numbers = [cell for cell in distinct if cell] if "" in distinct else distinct
         if len(numbers) < len(distinct):
@@ -345,10 +391,13 @@ class _ColumnEvidence:
             return
         if not reals:
             self.seen.add("integer")
-        else:
-            self.seen.add("real")
-            if "".join(numbers).count(".") < len(numbers):
-                self.seen.add("integer")
+            if self.rewritten is None:
+                # an integer's double reads back with ".0" (``7`` -> 7.0): the first one differs
+                self.rewritten = numbers[0]
+            return
+        self.seen.add("real")
+        if "".join(numbers).count(".") < len(numbers):
+            self.seen.add("integer")
         if self.rewritten is None:
             # the first number whose double reads back differently, as note_number finds it
             stored = list(map(repr, map(float, numbers)))
@@ -427,6 +476,21 @@ class TypeTracker:
         for index, value in enumerate(values):
             number_text = value if isinstance(value, NumberToken) else None
             self.observe(index, classify_value(value), number_text)
+
+    def observe_value_columns(self, columns: Sequence[Sequence[Any]]) -> None:
+        """``observe_value_row`` for each row, given a column at a time: ``columns[i]``
+        holds column i's values in row order (a row without a value there holds none).
+
+        As in ``observe_text_rows``, a column that holds text is decided and skipped,
+        and a column of number tokens, nulls and booleans is typed by the text rules over
+        its distinct tokens (``_ColumnEvidence.observe_value_cells``)."""
+        tracked = self._columns
+        while len(tracked) < len(columns):
+            tracked.append(_ColumnEvidence())
+        for column, values in zip(tracked, columns):
+            if "text" not in column.seen:
+                column.observe_value_cells(values)
+        self._undecided = None
 
     def types(self, width: int) -> list[SqlType]:
         found = [column.sql_type() for column in self._columns[:width]]
@@ -614,6 +678,21 @@ _VALUE_CONVERTERS = {"TEXT": _text_value, "INTEGER": _integer_value, "REAL": _re
 def value_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
     """Per column, a function doing ``convert_value(value, sql_type)``, for hot loops."""
     return tuple(_VALUE_CONVERTERS[sql_type] for sql_type in sql_types)
+
+
+_PLAIN_TEXT_TYPES = frozenset({str, type(None)})
+
+
+def convert_value_column(values: Sequence[Any], sql_type: SqlType) -> Sequence[Any]:
+    """``[convert_value(value, sql_type) for value in values]``, a column at a time: a
+    TEXT column of plain strings and None is returned as it is, a numeric column
+    without None is one ``map(int)``/``map(float)``."""
+    types = set(map(type, values))
+    if sql_type == "TEXT" and types <= _PLAIN_TEXT_TYPES:
+        return values
+    if sql_type != "TEXT" and type(None) not in types:
+        return list(map(int if sql_type == "INTEGER" else float, values))
+    return list(map(_VALUE_CONVERTERS[sql_type], values))
 
 
 # ---------------------------------------------------------------- wide tables
