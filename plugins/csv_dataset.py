@@ -232,6 +232,8 @@ def sniff_delimiter(path: Path, encoding: str, default: str = ",") -> str:
     preference = (default,) + tuple(d for d in CANDIDATE_DELIMITERS if d != default)
     best, best_score = default, (0.0, 0)
     for delimiter in preference:
+        if delimiter not in sample:
+            continue  # every record would be one value: no count to weigh
         counts = _separator_counts(sample, delimiter)
         if not counts or counts[0] == 0:
             # the header names every column, so it holds the delimiter: values holding

@@ -74,6 +74,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
@@ -399,10 +400,10 @@ class _ColumnEvidence:
         if "".join(numbers).count(".") < len(numbers):
             self.seen.add("integer")
         if self.rewritten is None:
-            # the first number whose double reads back differently, as note_number finds it
-            stored = list(map(repr, map(float, numbers)))
-            if stored != numbers:
-                self.rewritten = next(cell for cell, back in zip(numbers, stored) if cell != back)
+            # the first number whose double reads back differently, as note_number finds
+            # it: C-level and lazy, so it stops there (often the first number)
+            differs = map(str.__ne__, numbers, map(repr, map(float, numbers)))
+            self.rewritten = next(compress(numbers, differs), None)
 
 
 class TypeTracker:
