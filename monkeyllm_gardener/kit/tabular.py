@@ -326,10 +326,14 @@ class _ColumnEvidence:
     def observe_text_cells(self, cells: Sequence[str | None]) -> None:
         """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``).
 
-        Each distinct cell counts once, in the order it first appears, a slice of
-        ``_DISTINCT_SLICE`` at a time: a slice of short numbers is one regex match, and
-        an odd cell sends only its own slice the cell-by-cell way. The first text cell
-        decides the column (TEXT whatever follows), so the slices after it are skipped."""
+        A column of short numbers and empty cells is one regex match over its cells
+        (``_observed_as_short_numbers``). Otherwise each distinct cell counts once, in
+        the order it first appears, a slice of ``_DISTINCT_SLICE`` at a time: a slice
+        of short numbers is one match, and an odd cell sends only its own slice the
+        cell-by-cell way. The first text cell decides the column (TEXT whatever
+        follows), so the slices after it are skipped."""
+        if self._observed_as_short_numbers(cells):
+            return
         distinct = list(dict.fromkeys(cells))  # first appearances, in row order
         if None in distinct:
             # NULL and nothing to note: taken out, the other cells may still take the
@@ -342,19 +346,8 @@ class _ColumnEvidence:
                 return
 
     def _observe_distinct(self, distinct: list[str]) -> None:
-        try:
-            joined = "\n".join(distinct)
-        except TypeError:  # a cell that is not a string: the cell-by-cell rules below
-            joined = None
-        # a cell holding "\n" would pass for two lines: such cells take the slow way
-        if joined is not None and joined.count("\n") == len(distinct) - 1:
-            if _SHORT_INTEGER_LINES.fullmatch(joined):
-                self._observe_short_numbers(distinct, reals=False)
-                return
-            if _SHORT_NUMBER_LINES.fullmatch(joined):
-                # the short-number lines without a "." are the integers
-                self._observe_short_numbers(distinct, reals=True)
-                return
+        if self._observed_as_short_numbers(distinct):
+            return
         seen = self.seen
         for cell in distinct:
             kind = classify_text(cell)
@@ -363,6 +356,24 @@ class _ColumnEvidence:
                 return  # TEXT whatever follows
             if self.rewritten is None and (kind == "real" or kind == "integer"):
                 self.note_number(cell)
+
+    def _observed_as_short_numbers(self, cells: Sequence[str | None]) -> bool:
+        """Observe ``cells`` by one match and return True when each is empty or a short
+        number (``_SHORT_NUMBER_LINES``); else observe nothing and return False."""
+        try:
+            joined = "\n".join(cells)
+        except TypeError:  # a None cell (or not a string): the caller's way
+            return False
+        if joined.count("\n") != len(cells) - 1:
+            return False  # a cell holding "\n" would pass for two lines (or no cell at all)
+        if _SHORT_INTEGER_LINES.fullmatch(joined):
+            self._observe_short_numbers(cells, reals=False)
+            return True
+        if _SHORT_NUMBER_LINES.fullmatch(joined):
+            # the short-number lines without a "." are the integers
+            self._observe_short_numbers(cells, reals=True)
+            return True
+        return False
 
     def observe_value_cells(self, values: Sequence[Any]) -> None:
         """Observe one column's typed values, in row order (``classify_value`` for each,
@@ -384,9 +395,11 @@ class _ColumnEvidence:
             if isinstance(value, NumberToken) and (kind == "real" or kind == "integer"):
                 self.note_number(value)
 
-    def _observe_short_numbers(self, distinct: list[str], *, reals: bool) -> None:
-        numbers = [cell for cell in distinct if cell] if "" in distinct else distinct
-        if len(numbers) < len(distinct):
+    def _observe_short_numbers(self, cells: Sequence[str], *, reals: bool) -> None:
+        """Record the kinds of ``cells`` (empty, or short numbers; repeats allowed) and
+        the first one whose double reads back differently."""
+        numbers = [cell for cell in cells if cell] if "" in cells else cells
+        if len(numbers) < len(cells):
             self.seen.add("null")
         if not numbers:
             return
