@@ -124,6 +124,9 @@ _SHORT_NUMBER_LINES = re.compile(rf"{_SHORT_NUMBER_LINE}?(?:\n{_SHORT_NUMBER_LIN
 # Distinct cells of a column matched together; a slice holding one odd cell is
 # classified cell by cell (a whole-file column would be, up to its first text cell).
 _DISTINCT_SLICE = 256
+# Cells of a column classified one by one before the column-wide passes: a column of
+# words (the first cell is one, mostly) is then TEXT at once.
+_PROBED_CELLS = 2
 
 
 # ---------------------------------------------------------------- names
@@ -331,7 +334,12 @@ class _ColumnEvidence:
         the order it first appears, a slice of ``_DISTINCT_SLICE`` at a time: a slice
         of short numbers is one match, and an odd cell sends only its own slice the
         cell-by-cell way. The first text cell decides the column (TEXT whatever
-        follows), so the slices after it are skipped."""
+        follows), so the slices after it are skipped; the first few cells are looked
+        at one by one first, so a column of words is decided without a pass over it."""
+        for cell in cells[:_PROBED_CELLS]:
+            if self._observe_one(cell) == "text":
+                return
+        cells = cells[_PROBED_CELLS:]
         if self._observed_as_short_numbers(cells):
             return
         distinct = list(dict.fromkeys(cells))  # first appearances, in row order
@@ -348,14 +356,16 @@ class _ColumnEvidence:
     def _observe_distinct(self, distinct: list[str]) -> None:
         if self._observed_as_short_numbers(distinct):
             return
-        seen = self.seen
         for cell in distinct:
-            kind = classify_text(cell)
-            seen.add(kind)
-            if kind == "text":
+            if self._observe_one(cell) == "text":
                 return  # TEXT whatever follows
-            if self.rewritten is None and (kind == "real" or kind == "integer"):
-                self.note_number(cell)
+
+    def _observe_one(self, cell: str | None) -> CellKind:
+        kind = classify_text(cell)
+        self.seen.add(kind)
+        if self.rewritten is None and (kind == "real" or kind == "integer"):
+            self.note_number(cell)
+        return kind
 
     def _observed_as_short_numbers(self, cells: Sequence[str | None]) -> bool:
         """Observe ``cells`` by one match and return True when each is empty or a short
