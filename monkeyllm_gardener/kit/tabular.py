@@ -4,7 +4,8 @@ dataset schema (split when wider than a table may be).
 A converter that turns rows of text (CSV, TSV, a log) or of typed values (JSON, a
 workbook) into a ``dataset`` Conversion names its columns with ``repair_headers``,
 feeds every row to a ``TypeTracker``, takes the schema from ``wide_table_schema``
-and loads its rows with ``text_row_converter`` / ``value_converters``; the manual notes
+and loads its rows with ``text_row_converter`` / ``value_converters`` (a batch or a
+column at a time: ``text_rows_converter``, ``convert_value_column``); the manual notes
 these return say what is particular to that source. Every built-in tabular
 converter does exactly that, so a dataset reads the same whichever converter made it.
 

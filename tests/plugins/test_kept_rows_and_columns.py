@@ -142,7 +142,8 @@ def test_a_file_changed_after_the_first_pass_is_loaded_as_it_is_now(tmp_path: Pa
     path.write_text("n,t\n1,a\n2,b\n", encoding="utf-8")
     conversion = CsvConverter().convert(path)
     path.write_text("n,t\n3,c\n4,d\n", encoding="utf-8")  # the same size: only the bytes tell
-    assert stored(tmp_path, conversion, "changed")["changed"] == [(3, "integer", "c", "text"), (4, "integer", "d", "text")]
+    assert stored(tmp_path, conversion, "changed")["changed"] == [
+        (3, "integer", "c", "text"), (4, "integer", "d", "text")]
 
 
 def test_a_file_larger_than_the_kept_limit_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
