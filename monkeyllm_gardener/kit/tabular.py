@@ -423,11 +423,27 @@ class _ColumnEvidence:
         self.seen.add("real")
         if "".join(numbers).count(".") < len(numbers):
             self.seen.add("integer")
-        if self.rewritten is None:
+        if self.rewritten is None and not _keep_their_spelling(numbers):
             # the first number whose double reads back differently, as note_number finds
             # it: C-level and lazy, so it stops there (often the first number)
             differs = map(str.__ne__, numbers, map(repr, map(float, numbers)))
             self.rewritten = next(compress(numbers, differs), None)
+
+
+def _keep_their_spelling(numbers: Sequence[str]) -> bool:
+    """True when each of ``numbers`` (short number lines: ``_SHORT_NUMBER_LINES``) is
+    what its double reads back as (``repr(float(n)) == n``), seen from the text alone;
+    False when one may not be (the caller compares them).
+
+    Each has a "." with a digit before it, a fraction that is ``0`` or ends in a
+    non-zero digit, and no ``0.0000`` (so at least 1e-4 in magnitude, below 1e14 as
+    well at 15 characters): ``repr`` writes such a double in fixed notation with the
+    shortest digits that read back, and a number of at most 15 significant digits
+    reads back from a double as written, so those are its own digits. A REAL column's
+    decimals (``6399.87``) mostly are all like that: no ``repr`` of each, every batch."""
+    text = "\n" + "\n".join(numbers) + "\n"
+    return (text.count(".") == len(numbers) and "\n." not in text and "\n-." not in text
+            and text.count("0\n") == text.count(".0\n") and "0.0000" not in text)
 
 
 class TypeTracker:

@@ -271,3 +271,27 @@ def test_a_json_column_of_numbers_and_nulls_keeps_its_decimal_note(tmp_path: Pat
     assert conversion.schema["prices"]["columns"] == {"p": "REAL"}
     assert "`p` was read as decimal: `1.50` is stored as 1.5." in conversion.manual_notes
     assert [kind for kind in map(classify_value, [NumberToken("1.50"), True, None])] == ["real", "integer", "null"]
+
+
+def test_numbers_said_to_keep_their_spelling_read_back_from_a_double_as_written() -> None:
+    # _keep_their_spelling spares a REAL column's repr(float(n)) of every number; it may
+    # only say so of numbers that do keep it (when it says "maybe not", repr decides)
+    from monkeyllm_gardener.kit.tabular import _SHORT_NUMBER_LINES, _keep_their_spelling
+
+    rng = random.Random(53)
+    kept = 0
+    for _ in range(100_000):
+        whole = rng.choice(["0", "", str(rng.randint(1, 9)), str(rng.randint(1, 10 ** rng.randint(1, 14)))])
+        fraction = "0" * rng.randint(0, 5) + "".join(rng.choice("0001234567899") for _ in range(rng.randint(0, 14)))
+        number = rng.choice(["", "-"]) + whole + ("." + fraction if fraction or rng.random() < 0.2 else "")
+        if not _SHORT_NUMBER_LINES.fullmatch(number) or number in ("", "-"):
+            continue
+        if _keep_their_spelling([number]):
+            kept += 1
+            assert repr(float(number)) == number
+    assert kept > 10_000
+    for number in ["6399.87", "0.0", "10.0", "-0.5", "0.0001", "12345678901.25"]:
+        assert _keep_their_spelling([number]) and repr(float(number)) == number
+    for number in ["1.50", "7", ".5", "-.5", "0.00001", "100.10", "1.00"]:
+        assert not _keep_their_spelling([number]) and repr(float(number)) != number
+    assert not _keep_their_spelling(["6399.87", "1.50"])
