@@ -2,7 +2,10 @@
 
 Two streamed passes, so memory does not grow with the file: ``convert`` reads the
 file once to sniff the delimiter, repair the header, infer column types and count
-rows; the returned ``CsvRows`` re-reads it when the engine loads the rows.
+rows; the returned ``CsvRows`` re-reads it when the engine loads the rows. A file of
+at most ``_KEPT_FILE_BYTES`` (most exports' CSVs) is parsed once: the first pass keeps
+its records for the load, which uses them while the file still holds the bytes they
+were parsed from (in this process only: a pickled ``CsvRows`` reads the file again).
 
 Decoding is ``kit.detect_encoding`` (shared with the JSON and markdown
 converters); the file is then read with ``newline=""``, so a quoted CRLF inside a
@@ -18,11 +21,12 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from monkeyllm_gardener import Conversion, ConversionError, UnsupportedFile, hookimpl
 from monkeyllm_gardener.kit import (
@@ -47,6 +51,9 @@ _SNIFF_LINES = 50
 # Records read, typed and loaded together: a column at a time within a batch (C-level
 # loops), while memory stays bounded whatever the file's size.
 _BATCH = 256
+# Files up to this size keep the records the first pass parsed, for the load (a few
+# MB of Python objects at most); larger ones are parsed again, streamed.
+_KEPT_FILE_BYTES = 1 << 20
 # Files that are not text at all, misnamed .csv (an exported workbook, a database).
 _BINARY_SIGNATURES = {
     b"PK\x03\x04": "a zip archive (an .xlsx workbook?)",
@@ -56,9 +63,19 @@ _BINARY_SIGNATURES = {
 }
 
 
+@dataclass(frozen=True)
+class _KeptRecords:
+    """A small file's records below the header, blank lines left out, and the bytes
+    they were parsed from."""
+
+    source: bytes
+    batches: list[list[list[str]]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class CsvRows:
-    """The data rows of one CSV file, re-read on every iteration (picklable)."""
+    """The data rows of one CSV file, re-read on every iteration unless the records
+    the first pass kept are still the file's (picklable)."""
 
     path: Path
     encoding: str
@@ -68,6 +85,11 @@ class CsvRows:
     start: int = 0  # a wide source is split into tables of at most 50 columns
     stop: int | None = None
     single_column: bool = False  # the header has one name: see _is_blank_record
+    # a small file's records, in this process only (``__getstate__`` leaves them behind)
+    kept: _KeptRecords | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "kept": None}
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         width = self.width
@@ -75,11 +97,18 @@ class CsvRows:
         start, stop = self.start, width if self.stop is None else self.stop
         whole = start == 0 and stop == width
         convert = text_rows_converter(self.column_types)
-        for records in _data_batches(self.path, self.encoding, self.delimiter, self.single_column):
+        for records in self._batches():
             if min(map(len, records)) != width or max(map(len, records)) != width:
                 records = [record if len(record) == width else (record + padding[len(record):])[:width]
                            for record in records]
             yield from convert(records if whole else [record[start:stop] for record in records])
+
+    def _batches(self) -> Iterable[list[list[str]]]:
+        kept = self.kept
+        # the file is loaded as it is now: kept records stand for it while its bytes are the same
+        if kept is not None and _read_small(self.path) == kept.source:
+            return kept.batches
+        return _data_batches(self.path, self.encoding, self.delimiter, self.single_column)
 
 
 @dataclass(kw_only=True)
@@ -91,6 +120,7 @@ class _FirstPass:
     short_rows: int = 0
     long_rows: int = 0
     cells_with_nul: int = 0
+    batches: list[list[list[str]]] | None = None  # the records, when asked to keep them
 
 
 class CsvConverter:
@@ -107,7 +137,9 @@ class CsvConverter:
             )
         default = "\t" if path.suffix.lower() == ".tsv" else ","
         delimiter = sniff_delimiter(path, encoding, default=default)
-        scan = _first_pass(path, encoding, delimiter)
+        source = _read_small(path)  # read before the pass: records kept stand for these bytes
+        scan = _first_pass(path, encoding, delimiter, keep=source is not None,
+                           may_hold_nul=_may_hold_nul(source, encoding))
 
         names, header_notes = repair_headers(scan.header)
         width = max(len(names), scan.max_row_width)
@@ -125,6 +157,7 @@ class CsvConverter:
                                                       fix="split the file into narrower CSVs")
         if split_note:
             notes.insert(0, split_note)
+        kept = _KeptRecords(source, scan.batches) if source is not None and scan.batches is not None else None
         rows = {
             part.name: CsvRows(
                 path=path.resolve(),
@@ -135,6 +168,7 @@ class CsvConverter:
                 start=part.start,
                 stop=part.stop,
                 single_column=len(scan.header) == 1,
+                kept=kept,
             )
             for part in parts
         }
@@ -198,6 +232,8 @@ def sniff_delimiter(path: Path, encoding: str, default: str = ",") -> str:
     preference = (default,) + tuple(d for d in CANDIDATE_DELIMITERS if d != default)
     best, best_score = default, (0.0, 0)
     for delimiter in preference:
+        if delimiter not in sample:
+            continue  # every record would be one value: no count to weigh
         counts = _separator_counts(sample, delimiter)
         if not counts or counts[0] == 0:
             # the header names every column, so it holds the delimiter: values holding
@@ -221,6 +257,21 @@ def _separator_counts(sample: str, delimiter: str) -> list[int]:
     except csv.Error:
         return []
     return [len(record) - 1 for record in records if not _is_blank(record)]
+
+
+def _read_small(path: Path) -> bytes | None:
+    """The file's bytes when its records may be kept (``_KEPT_FILE_BYTES``), else None."""
+    with path.open("rb") as stream:
+        if os.fstat(stream.fileno()).st_size > _KEPT_FILE_BYTES:
+            return None  # a large file is never held in memory
+        data = stream.read(_KEPT_FILE_BYTES + 1)
+    return data if len(data) <= _KEPT_FILE_BYTES else None  # (it grew meanwhile)
+
+
+def _may_hold_nul(source: bytes | None, encoding: str) -> bool:
+    """False when the file's text has no NUL character, which UTF-8 spells only as a
+    0x00 byte (one search of the bytes instead of every batch's cells)."""
+    return source is None or encoding not in ("utf-8", "utf-8-sig") or b"\x00" in source
 
 
 def _record_batches(path: Path, encoding: str, delimiter: str) -> Iterator[list[list[str]]]:
@@ -287,15 +338,20 @@ def _data_batches(path: Path, encoding: str, delimiter: str, single_column: bool
     return _without_blank_lines(batches, single_column)
 
 
-def _first_pass(path: Path, encoding: str, delimiter: str) -> _FirstPass:
+def _first_pass(path: Path, encoding: str, delimiter: str, *, keep: bool = False,
+                may_hold_nul: bool = True) -> _FirstPass:
     """The header, the column types and the counts the notes need, a batch of
-    records at a time (``TypeTracker.observe_text_rows``)."""
-    scan = _FirstPass()
+    records at a time (``TypeTracker.observe_text_rows``); with ``keep``, the batches
+    too (``scan.batches``). Cells are searched for NUL unless ``may_hold_nul`` is False."""
+    scan = _FirstPass(batches=[] if keep else None)
     scan.header, batches = _split_header(_record_batches(path, encoding, delimiter))
-    scan.cells_with_nul = _cells_with_nul([scan.header])
+    scan.cells_with_nul = _cells_with_nul([scan.header]) if may_hold_nul else 0
     header_width = len(scan.header)
     for batch in _without_blank_lines(batches, header_width == 1):
-        scan.cells_with_nul += _cells_with_nul(batch)
+        if scan.batches is not None:
+            scan.batches.append(batch)
+        if may_hold_nul:
+            scan.cells_with_nul += _cells_with_nul(batch)
         scan.row_count += len(batch)
         widths = list(map(len, batch))
         shortest, widest = min(widths), max(widths)

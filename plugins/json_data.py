@@ -1,8 +1,11 @@
 """JSON files: an array of objects becomes a dataset, any other JSON a document.
 
 The whole document is parsed in memory (JSON has no streaming record boundary in
-the standard library); ``JsonRows`` re-parses the file when the engine loads rows,
-so a Conversion stays small when it crosses a process boundary.
+the standard library). ``JsonRows`` keeps the parsed records for the load in the
+process that converted the file; a pickled one re-parses the file when the engine
+loads rows, so a Conversion stays small when it crosses a process boundary. The
+survey and the load go a column (a key) at a time (``TypeTracker.observe_value_columns``,
+``convert_value_column``): C-level passes over each column instead of a Python call per cell.
 
 Numbers are parsed as their own tokens (``NumberToken``), never through ``float``:
 a document's body shows ``1.50``, ``1e5`` and ``-0`` as the file wrote them, and a
@@ -23,7 +26,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -32,32 +36,53 @@ from monkeyllm_gardener.kit import (
     NumberToken,
     SqlType,
     TypeTracker,
+    convert_value_column,
     decimal_notes,
     read_text,
     repair_headers,
     table_name_from,
-    value_converters,
     wide_table_schema,
 )
 
 MAX_DOCUMENT_CHARS = 50_000  # the rendered body of a non-tabular JSON file
+# Records loaded together, a column at a time: the converted values of a batch are
+# held at once, the parsed document is held anyway.
+_BATCH = 1024
 
 
 @dataclass(frozen=True, kw_only=True)
 class JsonRows:
-    """The records of a JSON array of objects, re-parsed on every iteration (picklable)."""
+    """The records of a JSON array of objects (picklable): those ``convert`` parsed, or,
+    once pickled, the file re-parsed on every iteration."""
 
     path: Path
     keys: tuple[str, ...]
     column_types: tuple[SqlType, ...]
+    # the converter's parse, in this process only (``__getstate__`` leaves it behind)
+    parsed: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "parsed": None}
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        records, _ = _parse(self.path)
-        keys = self.keys
-        converters = value_converters(self.column_types)  # each column's rule, looked up once
-        for record in records:
-            get = record.get
-            yield tuple([convert(_cell(get(key))) for key, convert in zip(keys, converters)])
+        records = self.parsed if self.parsed is not None else _parse(self.path)[0]
+        for start in range(0, len(records), _BATCH):
+            batch = records[start:start + _BATCH]
+            yield from zip(*[_loaded(values, sql_type)
+                             for values, sql_type in zip(_columns(batch, self.keys), self.column_types)])
+
+
+def _columns(records: list[dict[str, Any]], keys: Any) -> list[list[Any]]:
+    """Each key's values in record order; None where a record lacks the key."""
+    return [list(map(dict.get, records, repeat(key))) for key in keys]
+
+
+def _loaded(values: list[Any], sql_type: SqlType) -> Any:
+    """A column's values as stored: nested ones as JSON text (``_cell``), then
+    ``convert_value_column``."""
+    if _NESTED_TYPES & set(map(type, values)):
+        values = list(map(_cell, values))
+    return convert_value_column(values, sql_type)
 
 
 class JsonConverter:
@@ -68,7 +93,7 @@ class JsonConverter:
         path = Path(path)
         data, notes = _parse(path)
         if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
-            keys = list(dict.fromkeys(key for record in data for key in record))
+            keys = list(dict.fromkeys(chain.from_iterable(data)))  # every record's keys, first seen first
             if keys:
                 return _dataset(path, data, keys, notes)
         return _document(path, data, notes)
@@ -110,6 +135,9 @@ def _parse(path: Path) -> tuple[Any, _ParseNotes]:
     return data, _ParseNotes(encoding_warning=encoding_warning, duplicate_keys=duplicates)
 
 
+_NESTED_TYPES = frozenset({dict, list})  # what json.loads makes of objects and arrays
+
+
 def _cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return render_json(value)
@@ -142,16 +170,18 @@ def _bracketed(opening: str, parts: list[str], closing: str, indent: int | None,
 
 
 def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _ParseNotes) -> Conversion:
+    columns = _columns(data, keys)
     tracker = TypeTracker()
+    # a nested value is TEXT as JSON text or not: the survey need not render it
+    tracker.observe_value_columns(columns)
     nested: set[str] = set()
     booleans: set[str] = set()
-    for record in data:
-        tracker.observe_value_row([_cell(record.get(key)) for key in keys])
-        for key, value in record.items():
-            if isinstance(value, (dict, list)):
-                nested.add(key)
-            elif isinstance(value, bool):
-                booleans.add(key)
+    for key, values in zip(keys, columns):
+        held = set(map(type, values))
+        if held & _NESTED_TYPES:
+            nested.add(key)
+        if bool in held:
+            booleans.add(key)
     types = tracker.types(len(keys))
     names, notes = repair_headers(keys)
     name_of = dict(zip(keys, names))
@@ -184,6 +214,7 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
             path=path.resolve(),
             keys=tuple(keys[part.start:part.stop]),
             column_types=tuple(types[part.start:part.stop]),
+            parsed=data,
         )
         for part in parts
     }

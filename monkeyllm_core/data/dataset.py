@@ -134,6 +134,11 @@ def generate_ddl(schema: Mapping[str, Any]) -> list[str]:
     column named ``order`` is written ``"order"`` and the statement runs.
     """
     validate_schema(schema)
+    return _ddl(schema)
+
+
+def _ddl(schema: Mapping[str, Any]) -> list[str]:
+    """``generate_ddl`` for a schema already validated."""
     statements = []
     for table, spec in schema.items():
         parts = [f"{quote_identifier(column)} {_column_type(table, column, declared)}" for column, declared in spec["columns"].items()]
@@ -241,7 +246,7 @@ def create_dataset(
     unknown = [str(table) for table in rows if table not in schema]
     if unknown:
         raise _schema_error(f"rows given for undeclared table(s): {', '.join(unknown)}", f"Declared tables: {', '.join(schema)}.")
-    ddl = generate_ddl(schema)
+    ddl = _ddl(schema)  # validated above
     target = Path(db_path)
     _claim_new_file(target)
     connection: sqlite3.Connection | None = None

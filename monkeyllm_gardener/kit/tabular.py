@@ -4,7 +4,8 @@ dataset schema (split when wider than a table may be).
 A converter that turns rows of text (CSV, TSV, a log) or of typed values (JSON, a
 workbook) into a ``dataset`` Conversion names its columns with ``repair_headers``,
 feeds every row to a ``TypeTracker``, takes the schema from ``wide_table_schema``
-and loads its rows with ``text_row_converter`` / ``value_converters``; the manual notes
+and loads its rows with ``text_row_converter`` / ``value_converters`` (a batch or a
+column at a time: ``text_rows_converter``, ``convert_value_column``); the manual notes
 these return say what is particular to that source. Every built-in tabular
 converter does exactly that, so a dataset reads the same whichever converter made it.
 
@@ -74,6 +75,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Sequence
@@ -83,6 +85,7 @@ from monkeyllm_gardener.conversion import ConversionError
 __all__ = [
     "MAX_COLUMNS_PER_TABLE", "MAX_TABLES_PER_DATASET", "CellKind", "NumberToken", "SqlType", "TablePart",
     "TooManyColumns", "TypeTracker", "classify_text", "classify_value", "convert_text", "convert_value",
+    "convert_value_column",
     "decimal_notes", "repair_headers", "split_wide_table", "stored_real_differs", "table_name_from",
     "text_converters", "text_row_converter", "text_rows_converter", "unique_name", "value_converters", "wide_table_schema",
 ]
@@ -119,6 +122,12 @@ _SHORT_NUMBER_LINE = (r"(?:(?=[^\n]{1,15}(?:\n|\Z))(?!-[0.]*(?:\n|\Z))"
                       r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|\.[0-9]+))")
 _SHORT_INTEGER_LINES = re.compile(rf"{_SHORT_INTEGER_LINE}?(?:\n{_SHORT_INTEGER_LINE}?)*")
 _SHORT_NUMBER_LINES = re.compile(rf"{_SHORT_NUMBER_LINE}?(?:\n{_SHORT_NUMBER_LINE}?)*")
+# Distinct cells of a column matched together; a slice holding one odd cell is
+# classified cell by cell (a whole-file column would be, up to its first text cell).
+_DISTINCT_SLICE = 256
+# Cells of a column classified one by one before the column-wide passes: a column of
+# words (the first cell is one, mostly) is then TEXT at once.
+_PROBED_CELLS = 2
 
 
 # ---------------------------------------------------------------- names
@@ -236,6 +245,12 @@ class NumberToken(str):
     ``1e400``): classified and stored by the text rules, so its digits never change."""
 
 
+# Typed values whose kind is "text" (``classify_value``), and the types of a column
+# typed by the text rules: number tokens, nulls and booleans (INTEGER, never noted).
+_TEXT_VALUE_TYPES = frozenset({str, dict, list})
+_TOKEN_VALUE_TYPES = frozenset({NumberToken, type(None), bool})
+
+
 def classify_text(cell: str | None) -> CellKind:
     """The kind of one text cell under the module's type rules."""
     if cell is None:
@@ -312,48 +327,123 @@ class _ColumnEvidence:
         if self.rewritten is None and stored_real_differs(cell):
             self.rewritten = cell
 
-    def observe_text_cells(self, cells: list[str | None]) -> None:
-        """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``)."""
-        distinct = list(dict.fromkeys(cells))  # first appearances, in row order
-        try:
-            joined = "\n".join(distinct)
-        except TypeError:  # a None cell: the cell-by-cell rules below handle it
-            joined = None
-        # a cell holding "\n" would pass for two lines: such columns take the slow way
-        if joined is not None and joined.count("\n") == len(distinct) - 1:
-            if _SHORT_INTEGER_LINES.fullmatch(joined):
-                self._observe_short_numbers(distinct, reals=False)
-                return
-            if _SHORT_NUMBER_LINES.fullmatch(joined):
-                # the short-number lines without a "." are the integers
-                self._observe_short_numbers(distinct, reals=True)
-                return
-        seen = self.seen
-        for cell in distinct:
-            kind = classify_text(cell)
-            seen.add(kind)
-            if kind == "text":
-                return  # TEXT whatever follows
-            if self.rewritten is None and (kind == "real" or kind == "integer"):
-                self.note_number(cell)
+    def observe_text_cells(self, cells: Sequence[str | None]) -> None:
+        """Observe one column's cells, in row order (see ``TypeTracker.observe_text_rows``).
 
-    def _observe_short_numbers(self, distinct: list[str], *, reals: bool) -> None:
-        numbers = [cell for cell in distinct if cell] if "" in distinct else distinct
-        if len(numbers) < len(distinct):
+        A column of short numbers and empty cells is one regex match over its cells
+        (``_observed_as_short_numbers``). Otherwise each distinct cell counts once, in
+        the order it first appears, a slice of ``_DISTINCT_SLICE`` at a time: a slice
+        of short numbers is one match, and an odd cell sends only its own slice the
+        cell-by-cell way. The first text cell decides the column (TEXT whatever
+        follows), so the slices after it are skipped; the first few cells are looked
+        at one by one first, so a column of words is decided without a pass over it."""
+        for cell in cells[:_PROBED_CELLS]:
+            if self._observe_one(cell) == "text":
+                return
+        cells = cells[_PROBED_CELLS:]
+        if self._observed_as_short_numbers(cells):
+            return
+        distinct = list(dict.fromkeys(cells))  # first appearances, in row order
+        if None in distinct:
+            # NULL and nothing to note: taken out, the other cells may still take the
+            # one-match way (JSON's null among numbers)
+            self.seen.add("null")
+            distinct.remove(None)
+        for start in range(0, len(distinct), _DISTINCT_SLICE):
+            self._observe_distinct(distinct[start:start + _DISTINCT_SLICE])
+            if "text" in self.seen:
+                return
+
+    def _observe_distinct(self, distinct: list[str]) -> None:
+        if self._observed_as_short_numbers(distinct):
+            return
+        for cell in distinct:
+            if self._observe_one(cell) == "text":
+                return  # TEXT whatever follows
+
+    def _observe_one(self, cell: str | None) -> CellKind:
+        kind = classify_text(cell)
+        self.seen.add(kind)
+        if self.rewritten is None and (kind == "real" or kind == "integer"):
+            self.note_number(cell)
+        return kind
+
+    def _observed_as_short_numbers(self, cells: Sequence[str | None]) -> bool:
+        """Observe ``cells`` by one match and return True when each is empty or a short
+        number (``_SHORT_NUMBER_LINES``); else observe nothing and return False."""
+        try:
+            joined = "\n".join(cells)
+        except TypeError:  # a None cell (or not a string): the caller's way
+            return False
+        if joined.count("\n") != len(cells) - 1:
+            return False  # a cell holding "\n" would pass for two lines (or no cell at all)
+        if _SHORT_INTEGER_LINES.fullmatch(joined):
+            self._observe_short_numbers(cells, reals=False)
+            return True
+        if _SHORT_NUMBER_LINES.fullmatch(joined):
+            # the short-number lines without a "." are the integers
+            self._observe_short_numbers(cells, reals=True)
+            return True
+        return False
+
+    def observe_value_cells(self, values: Sequence[Any]) -> None:
+        """Observe one column's typed values, in row order (``classify_value`` for each,
+        noting number tokens as ``TypeTracker.observe`` does)."""
+        types = set(map(type, values))
+        if types & _TEXT_VALUE_TYPES:
+            self.seen.add("text")  # TEXT whatever else the column holds
+            return
+        if types <= _TOKEN_VALUE_TYPES:
+            # a bool is INTEGER with nothing to note; a token follows the text rules
+            if bool in types:
+                self.seen.add("integer")
+                values = [value for value in values if type(value) is not bool]
+            self.observe_text_cells(values)
+            return
+        for value in values:
+            kind = classify_value(value)
+            self.seen.add(kind)
+            if isinstance(value, NumberToken) and (kind == "real" or kind == "integer"):
+                self.note_number(value)
+
+    def _observe_short_numbers(self, cells: Sequence[str], *, reals: bool) -> None:
+        """Record the kinds of ``cells`` (empty, or short numbers; repeats allowed) and
+        the first one whose double reads back differently."""
+        numbers = [cell for cell in cells if cell] if "" in cells else cells
+        if len(numbers) < len(cells):
             self.seen.add("null")
         if not numbers:
             return
         if not reals:
             self.seen.add("integer")
-        else:
-            self.seen.add("real")
-            if "".join(numbers).count(".") < len(numbers):
-                self.seen.add("integer")
-        if self.rewritten is None:
-            # the first number whose double reads back differently, as note_number finds it
-            stored = list(map(repr, map(float, numbers)))
-            if stored != numbers:
-                self.rewritten = next(cell for cell, back in zip(numbers, stored) if cell != back)
+            if self.rewritten is None:
+                # an integer's double reads back with ".0" (``7`` -> 7.0): the first one differs
+                self.rewritten = numbers[0]
+            return
+        self.seen.add("real")
+        if "".join(numbers).count(".") < len(numbers):
+            self.seen.add("integer")
+        if self.rewritten is None and not _keep_their_spelling(numbers):
+            # the first number whose double reads back differently, as note_number finds
+            # it: C-level and lazy, so it stops there (often the first number)
+            differs = map(str.__ne__, numbers, map(repr, map(float, numbers)))
+            self.rewritten = next(compress(numbers, differs), None)
+
+
+def _keep_their_spelling(numbers: Sequence[str]) -> bool:
+    """True when each of ``numbers`` (short number lines: ``_SHORT_NUMBER_LINES``) is
+    what its double reads back as (``repr(float(n)) == n``), seen from the text alone;
+    False when one may not be (the caller compares them).
+
+    Each has a "." with a digit before it, a fraction that is ``0`` or ends in a
+    non-zero digit, and no ``0.0000`` (so at least 1e-4 in magnitude, below 1e14 as
+    well at 15 characters): ``repr`` writes such a double in fixed notation with the
+    shortest digits that read back, and a number of at most 15 significant digits
+    reads back from a double as written, so those are its own digits. A REAL column's
+    decimals (``6399.87``) mostly are all like that: no ``repr`` of each, every batch."""
+    text = "\n" + "\n".join(numbers) + "\n"
+    return (text.count(".") == len(numbers) and "\n." not in text and "\n-." not in text
+            and text.count("0\n") == text.count(".0\n") and "0.0000" not in text)
 
 
 class TypeTracker:
@@ -427,6 +517,21 @@ class TypeTracker:
         for index, value in enumerate(values):
             number_text = value if isinstance(value, NumberToken) else None
             self.observe(index, classify_value(value), number_text)
+
+    def observe_value_columns(self, columns: Sequence[Sequence[Any]]) -> None:
+        """``observe_value_row`` for each row, given a column at a time: ``columns[i]``
+        holds column i's values in row order (a row without a value there holds none).
+
+        As in ``observe_text_rows``, a column that holds text is decided and skipped,
+        and a column of number tokens, nulls and booleans is typed by the text rules over
+        its distinct tokens (``_ColumnEvidence.observe_value_cells``)."""
+        tracked = self._columns
+        while len(tracked) < len(columns):
+            tracked.append(_ColumnEvidence())
+        for column, values in zip(tracked, columns):
+            if "text" not in column.seen:
+                column.observe_value_cells(values)
+        self._undecided = None
 
     def types(self, width: int) -> list[SqlType]:
         found = [column.sql_type() for column in self._columns[:width]]
@@ -614,6 +719,21 @@ _VALUE_CONVERTERS = {"TEXT": _text_value, "INTEGER": _integer_value, "REAL": _re
 def value_converters(sql_types: Sequence[SqlType]) -> tuple[Any, ...]:
     """Per column, a function doing ``convert_value(value, sql_type)``, for hot loops."""
     return tuple(_VALUE_CONVERTERS[sql_type] for sql_type in sql_types)
+
+
+_PLAIN_TEXT_TYPES = frozenset({str, type(None)})
+
+
+def convert_value_column(values: Sequence[Any], sql_type: SqlType) -> Sequence[Any]:
+    """``[convert_value(value, sql_type) for value in values]``, a column at a time: a
+    TEXT column of plain strings and None is returned as it is, a numeric column
+    without None is one ``map(int)``/``map(float)``."""
+    types = set(map(type, values))
+    if sql_type == "TEXT" and types <= _PLAIN_TEXT_TYPES:
+        return values
+    if sql_type != "TEXT" and type(None) not in types:
+        return list(map(int if sql_type == "INTEGER" else float, values))
+    return list(map(_VALUE_CONVERTERS[sql_type], values))
 
 
 # ---------------------------------------------------------------- wide tables
