@@ -143,17 +143,21 @@ class FastWorkbook:
                 grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
         else:
             grid = opened.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
-        patches = sheet.patches
-        for row_index, row in enumerate(grid):
-            values = _as_openpyxl_row(row)
-            for column, value in patches.get(row_index, {}).items():
-                values.extend([None] * (column + 1 - len(values)))
-                values[column] = value
-            yield values
+        # most sheets have no cell to patch: no look-up per row then
+        yield from _patched_rows(grid, sheet.patches) if sheet.patches else map(_as_openpyxl_row, grid)
         # rows holding only empty (styled) cells: openpyxl yields them, and the
         # survey's empty-row run limit counts them
         for _ in range(len(grid), sheet.last_xml_row):
             yield []
+
+
+def _patched_rows(grid: list[list[Any]], patches: dict[int, dict[int, Any]]) -> Iterator[list[Any]]:
+    for row_index, row in enumerate(grid):
+        values = _as_openpyxl_row(row)
+        for column, value in patches.get(row_index, {}).items():
+            values.extend([None] * (column + 1 - len(values)))
+            values[column] = value
+        yield values
 
 
 def open_calamine(path: Path) -> Any:

@@ -87,6 +87,7 @@ __all__ = [
 EMPTY_ROW_RUN_LIMIT = 1_000
 _TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
 _EXACT_TEMPORAL = frozenset(_TEMPORAL)
+_EXACT_NUMBERS = frozenset({bool, int, float})
 
 MERGED_NOTE = (
     "Merged cells keep their value in the top-left cell of the range; the other cells of "
@@ -189,8 +190,8 @@ def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
     has the column's stored type (an int in an INTEGER column, a float in a REAL one,
     a non-empty str in a TEXT one) is stored as it is, anything else takes
     ``write_cell``'s rules."""
-    # None (an empty cell) and the exact date/time types take write_cell's rule
-    # without the call: the most frequent values after the stored type
+    # None (an empty cell), the exact date/time types and the exact number types take
+    # write_cell's rule without the call: the most frequent values after the stored type
     if column.sql_type == "TEXT":
         dates_only = column.dates_only
 
@@ -202,14 +203,23 @@ def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
                 return None
             if kind in _EXACT_TEMPORAL:
                 return temporal_text(value, dates_only=dates_only)
+            if kind is bool:
+                return "true" if value else "false"
+            if kind is int or (kind is float and math.isfinite(value)):
+                return repr(value)  # convert_value's json.dumps spells them as repr does
             return write_cell(value, column)
         return write_text
     stored = int if column.sql_type == "INTEGER" else float
 
     def write_number(value: Any) -> Any:
-        if type(value) is stored:
+        kind = type(value)
+        if kind is stored:
             return value
-        return None if value is None else write_cell(value, column)
+        if value is None:
+            return None
+        if kind in _EXACT_NUMBERS:
+            return stored(value)  # convert_value's int() / float()
+        return write_cell(value, column)
     return write_number
 
 
