@@ -33,6 +33,7 @@ _OFF = ("0", "false", "off", "none")
 _MAX_STYLE_DEPTH = 10
 
 Marks = frozenset
+_NO_MARKS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,9 @@ def character_style_marks(styles_element: Any) -> dict[str, frozenset[str]]:
 def run_marks(run: Any, style_marks: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """A run's marks: its own properties over its character style's."""
     props = run.find(f"{W}rPr")
-    style = props.find(f"{W}rStyle") if props is not None else None
+    if props is None:  # most runs: no properties, so no marks and no character style
+        return _NO_MARKS
+    style = props.find(f"{W}rStyle")
     marks = set(style_marks.get(style.get(f"{W}val", ""), ())) if style is not None else set()
     for mark, on in marks_of_properties(props).items():
         (marks.add if on else marks.discard)(mark)
@@ -123,6 +126,15 @@ def without_marks(segments: Iterable[Segment], marks: Iterable[str]) -> list[Seg
 
 def render(segments: Sequence[Segment]) -> str:
     """Markdown for a sequence of segments (see the module docstring)."""
+    if not any(segment.marks for segment in segments):
+        # No emphasis to place: the spans and blanks below would give the text as it
+        # is, with a literal ``*`` escaped outside raw text (blanks hold none).
+        return "".join(s.text if s.raw else s.text.replace("*", "\\*") for s in segments)
+    return _render_spans(segments)
+
+
+def _render_spans(segments: Sequence[Segment]) -> str:
+    """``render``'s general case: spans opened and closed around the text."""
     pieces = _resolve_blanks(_split_edges(segments))
     out: list[str] = []
     stack: list[str] = []
