@@ -46,8 +46,15 @@ class Segment:
     raw: bool = False
 
 
+def first_child(element: Any, tag: str) -> Any:
+    """``element.find(tag)`` for a plain ``{namespace}name`` tag: the first direct child
+    so named, or None, without ElementPath's parsing of the path (half the time, and
+    the walk asks this of every run, cell and paragraph)."""
+    return next(element.iterchildren(tag), None)
+
+
 def _toggle(props: Any, name: str) -> bool | None:
-    element = props.find(f"{W}{name}") if props is not None else None
+    element = first_child(props, f"{W}{name}") if props is not None else None
     if element is None:
         return None
     return element.get(f"{W}val", "1").lower() not in _OFF
@@ -60,7 +67,7 @@ def marks_of_properties(props: Any) -> dict[str, bool]:
         values = [v for v in (_toggle(props, n) for n in names) if v is not None]
         if values:
             found[mark] = any(values)
-    underline = props.find(f"{W}u") if props is not None else None
+    underline = first_child(props, f"{W}u") if props is not None else None
     if underline is not None:
         found[UNDERLINE] = underline.get(f"{W}val", "single").lower() not in _OFF
     return found
@@ -97,10 +104,10 @@ def character_style_marks(styles_element: Any) -> dict[str, frozenset[str]]:
 
 def run_marks(run: Any, style_marks: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """A run's marks: its own properties over its character style's."""
-    props = run.find(f"{W}rPr")
+    props = first_child(run, f"{W}rPr")
     if props is None:  # most runs: no properties, so no marks and no character style
         return _NO_MARKS
-    style = props.find(f"{W}rStyle")
+    style = first_child(props, f"{W}rStyle")
     marks = set(style_marks.get(style.get(f"{W}val", ""), ())) if style is not None else set()
     for mark, on in marks_of_properties(props).items():
         (marks.add if on else marks.discard)(mark)

@@ -183,3 +183,15 @@ def test_runs_without_emphasis_read_as_runs_with_properties_that_set_none(tmp_pa
     plain = docx_markdown(runs(*pieces), tmp_path / "plain.docx")
     sized = docx_markdown(runs(*[(text, {"size": Pt(11)}) for text, _ in pieces]), tmp_path / "sized.docx")
     assert plain == sized == "a\\*b \tc   (x)\\*2\n"
+
+
+def test_first_child_finds_what_find_finds() -> None:
+    from monkeyllm_plugins._docx_format import first_child
+
+    run = parse_xml(f'<w:r {W_NS}><!-- a note --><w:t>x</w:t><w:rPr><w:b w:val="0"/><w:b/></w:rPr>'
+                    f'<w:sdt><w:rPr/></w:sdt><w:rPr><w:i/></w:rPr></w:r>')
+    for element in [run, *run.iter()]:
+        if not isinstance(element.tag, str):
+            continue
+        for name in ("rPr", "b", "i", "t", "sdt", "u"):
+            assert first_child(element, qn(f"w:{name}")) is element.find(qn(f"w:{name}"))
