@@ -11,9 +11,9 @@ Documents made from one template share their ``styles.xml`` byte for byte, and i
 most of the package (python-docx's default one is 350 KB, the body a few KB): what
 is read from it is kept per process with the part's bytes (``document_styles``), found
 by their size and CRC-32 and confirmed byte for byte, and a styles part already read
-is not parsed again (``LazyStylesPart``). A part seen for
-the first time is parsed when the package is opened, as python-docx does, so a
-broken one fails there, with the same error.
+is not parsed again (``LazyStylesPart``). A part seen for the first time is parsed
+when the package is opened, as python-docx does, so a broken one fails there, with
+the same error.
 """
 from __future__ import annotations
 
@@ -216,13 +216,13 @@ def _number_formats(document: Any) -> dict[tuple[str, str], str]:
     for node in numbering.iterchildren(f"{W}abstractNum"):
         levels = {}
         for level in node.iterchildren(f"{W}lvl"):
-            fmt = level.find(f"{W}numFmt")
+            fmt = first_child(level, f"{W}numFmt")
             fmt_value = fmt.get(f"{W}val", "decimal") if fmt is not None else "decimal"
             levels[level.get(f"{W}ilvl", "0")] = fmt_value
         abstract[node.get(f"{W}abstractNumId", "")] = levels
     formats: dict[tuple[str, str], str] = {}
     for num in numbering.iterchildren(f"{W}num"):
-        ref = num.find(f"{W}abstractNumId")
+        ref = first_child(num, f"{W}abstractNumId")
         if ref is None:
             continue
         for ilvl, fmt in abstract.get(ref.get(f"{W}val", ""), {}).items():
