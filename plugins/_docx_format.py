@@ -133,11 +133,12 @@ def without_marks(segments: Iterable[Segment], marks: Iterable[str]) -> list[Seg
 
 def render(segments: Sequence[Segment]) -> str:
     """Markdown for a sequence of segments (see the module docstring)."""
-    if not any(segment.marks for segment in segments):
-        # No emphasis to place: the spans and blanks below would give the text as it
-        # is, with a literal ``*`` escaped outside raw text (blanks hold none).
-        return "".join(s.text if s.raw else s.text.replace("*", "\\*") for s in segments)
-    return _render_spans(segments)
+    for segment in segments:
+        if segment.marks:
+            return _render_spans(segments)
+    # No emphasis to place: the spans and blanks would give the text as it is, with a
+    # literal ``*`` escaped outside raw text (blanks hold none).
+    return "".join([s.text if s.raw else s.text.replace("*", "\\*") for s in segments])
 
 
 def _render_spans(segments: Sequence[Segment]) -> str:
