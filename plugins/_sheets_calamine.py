@@ -71,11 +71,8 @@ _UNUSUAL_HEAD = {b"<c": re.compile(rb'<c(?:[\t\r\n\x0b\x0c>/]| (?!r="))'),
 _LAST_ROW = re.compile(rb'<row\s[^>]*?\br="(\d+)"')
 _MERGE = re.compile(rb"<mergeCell[\s/>]")
 # Number texts whose double calamine would read as another value than openpyxl's:
-# whole values spelt as floats, exponents, and more digits than a double keeps. The
-# quantifiers are possessive (no backtracking into a run of digits, which could not
-# make a match: the character after each run is one the run cannot hold): the
-# pattern matches what ``<v>-?(\d*\.0*|[\d.]*[eE][-+]?\d+|[\d.]{16,})</v>`` matches.
-_RISKY_NUMBER = re.compile(rb"<v>-?(?:\d*+\.0*+|[\d.]*+[eE][-+]?\d++|[\d.]{16,}+)</v>")
+# whole values spelt as floats, exponents, and more digits than a double keeps.
+_RISKY_NUMBER = re.compile(rb"<v>(-?\d*\.0*|-?[\d.]*[eE][-+]?\d+|-?[\d.]{16,})</v>")
 _CELL_START = b"<c "
 _ATTRIBUTE = re.compile(rb'([A-Za-z:]+)="([^"]*)"')
 _CELL_VALUE = re.compile(rb"<v>([^<]*)</v>")
