@@ -427,7 +427,7 @@ class CachedSheetRows:
         rows = self.raw[self.plan.data_start - 1:self.plan.last_row]
         try:
             rendered = _rendered_by_column(self.plan, rows)
-        except Exception:  # noqa: BLE001 -- a value no rule writes (an int past str()'s digits)
+        except Exception:  # noqa: BLE001 -- a value no rule writes (an object json cannot spell)
             # row by row, so the failure comes with the rows before it, as a stream's does
             yield from rendered_rows(self.plan, rows)
             return
