@@ -33,6 +33,7 @@ _OFF = ("0", "false", "off", "none")
 _MAX_STYLE_DEPTH = 10
 
 Marks = frozenset
+_NO_MARKS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,15 @@ class Segment:
     raw: bool = False
 
 
+def first_child(element: Any, tag: str) -> Any:
+    """``element.find(tag)`` for a plain ``{namespace}name`` tag: the first direct child
+    so named, or None, without ElementPath's parsing of the path (half the time, and
+    the walk asks this of every run, cell and paragraph)."""
+    return next(element.iterchildren(tag), None)
+
+
 def _toggle(props: Any, name: str) -> bool | None:
-    element = props.find(f"{W}{name}") if props is not None else None
+    element = first_child(props, f"{W}{name}") if props is not None else None
     if element is None:
         return None
     return element.get(f"{W}val", "1").lower() not in _OFF
@@ -59,7 +67,7 @@ def marks_of_properties(props: Any) -> dict[str, bool]:
         values = [v for v in (_toggle(props, n) for n in names) if v is not None]
         if values:
             found[mark] = any(values)
-    underline = props.find(f"{W}u") if props is not None else None
+    underline = first_child(props, f"{W}u") if props is not None else None
     if underline is not None:
         found[UNDERLINE] = underline.get(f"{W}val", "single").lower() not in _OFF
     return found
@@ -96,8 +104,10 @@ def character_style_marks(styles_element: Any) -> dict[str, frozenset[str]]:
 
 def run_marks(run: Any, style_marks: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """A run's marks: its own properties over its character style's."""
-    props = run.find(f"{W}rPr")
-    style = props.find(f"{W}rStyle") if props is not None else None
+    props = first_child(run, f"{W}rPr")
+    if props is None:  # most runs: no properties, so no marks and no character style
+        return _NO_MARKS
+    style = first_child(props, f"{W}rStyle")
     marks = set(style_marks.get(style.get(f"{W}val", ""), ())) if style is not None else set()
     for mark, on in marks_of_properties(props).items():
         (marks.add if on else marks.discard)(mark)
@@ -123,6 +133,16 @@ def without_marks(segments: Iterable[Segment], marks: Iterable[str]) -> list[Seg
 
 def render(segments: Sequence[Segment]) -> str:
     """Markdown for a sequence of segments (see the module docstring)."""
+    for segment in segments:
+        if segment.marks:
+            return _render_spans(segments)
+    # No emphasis to place: the spans and blanks would give the text as it is, with a
+    # literal ``*`` escaped outside raw text (blanks hold none).
+    return "".join([s.text if s.raw else s.text.replace("*", "\\*") for s in segments])
+
+
+def _render_spans(segments: Sequence[Segment]) -> str:
+    """``render``'s general case: spans opened and closed around the text."""
     pieces = _resolve_blanks(_split_edges(segments))
     out: list[str] = []
     stack: list[str] = []

@@ -124,8 +124,12 @@ def _dangling_relationships(archive: zipfile.ZipFile, names: set[str]) -> dict[s
 
 
 def _attribute(element: bytes, name: bytes) -> str | None:
-    match = re.search(rb"\s" + name + rb'="([^"]*)"', element)
+    match = _ATTRIBUTES[name].search(element)
     return match.group(1).decode("utf-8", "replace") if match else None
+
+
+# the relationship attributes read, each pattern compiled once
+_ATTRIBUTES = {name: re.compile(rb"\s" + name + rb'="([^"]*)"') for name in (b"Target", b"Id")}
 
 
 def _resolve(base: PurePosixPath, target: str) -> str | None:

@@ -9,19 +9,20 @@ level, a bullet or numbered list item at some depth, or an ordinary paragraph.
 
 Documents made from one template share their ``styles.xml`` byte for byte, and it is
 most of the package (python-docx's default one is 350 KB, the body a few KB): what
-is read from it is kept per process by the part's SHA-256 (``document_styles``), and
-a styles part already read is not parsed again (``LazyStylesPart``). A part seen for
-the first time is parsed when the package is opened, as python-docx does, so a
-broken one fails there, with the same error.
+is read from it is kept per process with the part's bytes (``document_styles``), found
+by their size and CRC-32 and confirmed byte for byte, and a styles part already read
+is not parsed again (``LazyStylesPart``). A part seen for the first time is parsed
+when the package is opened, as python-docx does, so a broken one fails there, with
+the same error.
 """
 from __future__ import annotations
 
-import hashlib
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from monkeyllm_plugins._docx_format import character_style_marks
+from monkeyllm_plugins._docx_format import character_style_marks, first_child
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -50,8 +51,8 @@ class ParagraphStyles:
 
     def kind(self, paragraph: Any) -> StyleKind:
         """The kind of one ``w:p`` (see the module docstring)."""
-        props = paragraph.find(f"{W}pPr")
-        style_el = props.find(f"{W}pStyle") if props is not None else None
+        props = first_child(paragraph, f"{W}pPr")
+        style_el = first_child(props, f"{W}pStyle") if props is not None else None
         kind = (
             self.styles.get(style_el.get(f"{W}val", ""), StyleKind())
             if style_el is not None
@@ -59,10 +60,10 @@ class ParagraphStyles:
         )
         if kind.heading_level is not None:
             return kind
-        num = props.find(f"{W}numPr") if props is not None else None
+        num = first_child(props, f"{W}numPr") if props is not None else None
         if num is None:
             return kind
-        num_id_el, ilvl_el = num.find(f"{W}numId"), num.find(f"{W}ilvl")
+        num_id_el, ilvl_el = first_child(num, f"{W}numId"), first_child(num, f"{W}ilvl")
         num_id = num_id_el.get(f"{W}val", "0") if num_id_el is not None else "0"
         ilvl = ilvl_el.get(f"{W}val", "0") if ilvl_el is not None else "0"
         if num_id == "0":  # numbering explicitly removed
@@ -76,22 +77,36 @@ class ParagraphStyles:
 def document_styles(document: Any) -> tuple[ParagraphStyles, dict[str, frozenset[str]]]:
     """The paragraph styles and the character styles' marks
     (``_docx_format.character_style_marks``), read from a styles part once per process."""
-    digest = getattr(_styles_part(document), "styles_digest", None)
-    read = _STYLES_READ.get(digest) if digest is not None else None
-    if read is None:
+    part = _styles_part(document)
+    key = getattr(part, "styles_key", None)
+    kept = _STYLES_READ.get(key) if key is not None else None
+    if kept is None:
         element = document.styles.element
         read = _paragraph_styles(element), character_style_marks(element)
-        if digest is not None:
+        if key is not None:
             if len(_STYLES_READ) >= _KEPT_STYLE_PARTS:
                 del _STYLES_READ[next(iter(_STYLES_READ))]  # the oldest
-            _STYLES_READ[digest] = read
+            _STYLES_READ[key] = (part.styles_blob, read)
+    else:
+        read = kept[1]
     (styles, default_style), marks = read
     return ParagraphStyles(styles=styles, default_style=default_style,
                            number_formats=_number_formats(document)), marks
 
 
-# styles part SHA-256 -> ((paragraph styles, default style), character style marks)
-_STYLES_READ: dict[bytes, tuple[tuple[dict[str, StyleKind], StyleKind], dict[str, frozenset[str]]]] = {}
+# (size, CRC-32) of a styles part -> (its bytes, ((paragraph styles, default style),
+# character style marks))
+_STYLES_READ: dict[tuple[int, int], tuple[bytes, tuple[tuple[dict[str, StyleKind], StyleKind],
+                                                       dict[str, frozenset[str]]]]] = {}
+
+
+def _styles_key(blob: bytes) -> tuple[int, int] | None:
+    """Where a styles part's reading is kept: its size and CRC-32 (a third of a
+    SHA-256's time), None when another part with the same size and CRC was read (it
+    is read the ordinary way then, never taken for the other)."""
+    key = (len(blob), zlib.crc32(blob))
+    kept = _STYLES_READ.get(key)
+    return key if kept is None or kept[0] == blob else None
 
 
 def _styles_part(document: Any) -> Any:
@@ -142,17 +157,18 @@ def _lazy_styles_part_class() -> type:
 
         _parsed: Any = None
         _source: bytes = b""
-        styles_digest: bytes | None = None
+        styles_key: tuple[int, int] | None = None
+        styles_blob: bytes = b""
 
         @classmethod
         def load(cls, partname: Any, content_type: str, blob: bytes, package: Any) -> Any:
-            digest = hashlib.sha256(blob).digest()
-            if digest in _STYLES_READ:
+            key = _styles_key(blob)
+            if key is not None and key in _STYLES_READ:  # these very bytes were read
                 part = cls(partname, content_type, None, package)
                 part._source = blob
             else:
                 part = cls(partname, content_type, parse_xml(blob), package)
-            part.styles_digest = digest
+            part.styles_key, part.styles_blob = key, blob
             return part
 
         @property
@@ -200,13 +216,13 @@ def _number_formats(document: Any) -> dict[tuple[str, str], str]:
     for node in numbering.iterchildren(f"{W}abstractNum"):
         levels = {}
         for level in node.iterchildren(f"{W}lvl"):
-            fmt = level.find(f"{W}numFmt")
+            fmt = first_child(level, f"{W}numFmt")
             fmt_value = fmt.get(f"{W}val", "decimal") if fmt is not None else "decimal"
             levels[level.get(f"{W}ilvl", "0")] = fmt_value
         abstract[node.get(f"{W}abstractNumId", "")] = levels
     formats: dict[tuple[str, str], str] = {}
     for num in numbering.iterchildren(f"{W}num"):
-        ref = num.find(f"{W}abstractNumId")
+        ref = first_child(num, f"{W}abstractNumId")
         if ref is None:
             continue
         for ilvl, fmt in abstract.get(ref.get(f"{W}val", ""), {}).items():

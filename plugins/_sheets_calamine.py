@@ -37,6 +37,8 @@ Whether a date is a date, and how it converts, is therefore always openpyxl's ve
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import hashlib
 import re
 import warnings
 import zipfile
@@ -61,8 +63,11 @@ _PREFIXED_TAG = re.compile(rb"<[A-Za-z_][\w.-]*:(?:c|row|v|sheetData)[\s>/]")
 _PREFIXED_TAG_GUARD = re.compile(rb":(?:c|row|v|sheetData)[\s>/]")
 _CELL_WITHOUT_REF = re.compile(rb'<c(?:\s(?![^>]*\br=")[^>]*)?/?>')
 _ROW_WITHOUT_REF = re.compile(rb'<row(?:\s(?![^>]*\br=")[^>]*)?/?>')
-# A tag followed by another space than " " (or none): the counts below do not see it.
-_TAG_OTHER_SPACE = {b"<c": re.compile(rb"<c[\t\r\n\x0b\x0c>/]"), b"<row": re.compile(rb"<row[\t\r\n\x0b\x0c>/]")}
+# The guard of each: a tag whose head does not start `` r="`` (another attribute first,
+# another space than " ", or none). One pass at the literal's speed; a part without
+# its match has no match of the pattern, nor of ``_ODD_CELL_START`` (``_odd_cell_or_row``).
+_UNUSUAL_HEAD = {b"<c": re.compile(rb'<c(?:[\t\r\n\x0b\x0c>/]| (?!r="))'),
+                 b"<row": re.compile(rb'<row(?:[\t\r\n\x0b\x0c>/]| (?!r="))')}
 _LAST_ROW = re.compile(rb'<row\s[^>]*?\br="(\d+)"')
 _MERGE = re.compile(rb"<mergeCell[\s/>]")
 # Number texts whose double calamine would read as another value than openpyxl's:
@@ -138,17 +143,21 @@ class FastWorkbook:
                 grid = workbook.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
         else:
             grid = opened.get_sheet_by_index(sheet.index).to_python(skip_empty_area=False)
-        patches = sheet.patches
-        for row_index, row in enumerate(grid):
-            values = _as_openpyxl_row(row)
-            for column, value in patches.get(row_index, {}).items():
-                values.extend([None] * (column + 1 - len(values)))
-                values[column] = value
-            yield values
+        # most sheets have no cell to patch: no look-up per row then
+        yield from _patched_rows(grid, sheet.patches) if sheet.patches else map(_as_openpyxl_row, grid)
         # rows holding only empty (styled) cells: openpyxl yields them, and the
         # survey's empty-row run limit counts them
         for _ in range(len(grid), sheet.last_xml_row):
             yield []
+
+
+def _patched_rows(grid: list[list[Any]], patches: dict[int, dict[int, Any]]) -> Iterator[list[Any]]:
+    for row_index, row in enumerate(grid):
+        values = _as_openpyxl_row(row)
+        for column, value in patches.get(row_index, {}).items():
+            values.extend([None] * (column + 1 - len(values)))
+            values[column] = value
+        yield values
 
 
 def open_calamine(path: Path) -> Any:
@@ -253,10 +262,7 @@ def _open_package(archive: zipfile.ZipFile,
     """What openpyxl's ``load_workbook`` reads before any cell: the epoch, the styles'
     verdicts, and each sheet's title -> its worksheet part (None for a chartsheet).
     openpyxl's own functions, so it also warns as it would (the converter records it)."""
-    from openpyxl.reader.workbook import WorkbookParser
-    from openpyxl.styles.stylesheet import apply_stylesheet
-
-    parser = WorkbookParser(archive, WORKBOOK_PART)
+    parser = _workbook_parser_class()(archive)
     parser.parse()
     found = list(parser.find_sheets())
     members: dict[str, str | None] = {}
@@ -269,14 +275,82 @@ def _open_package(archive: zipfile.ZipFile,
     # ``names``: the package's parts (``archive.namelist()``), listed once by the caller
     parser.wb._sheets = [_SheetSlot() if rel.Type.rpartition("/")[2] == "worksheet" else _ChartsheetSlot()
                          for _sheet, rel in found if rel.target in names]
-    if STYLES_PART in names:
-        ids = _CUSTOM_FORMAT_ID.findall(archive.read(STYLES_PART))
-        if any(int(i) < _FIRST_CUSTOM_ID for i in ids):
-            # a custom format under a built-in id: which of the two a library uses is its own choice
-            raise _NeedsOpenpyxl
-    apply_stylesheet(archive, parser.wb)
+    styles = _stylesheet_verdict(archive, names)  # load_workbook applies the stylesheet here
     parser.assign_names()
-    return parser.wb.epoch, _read_styles(parser.wb), members
+    return parser.wb.epoch, styles, members
+
+
+@functools.cache
+def _workbook_parser_class() -> type:
+    """``BareWorkbookParser``, made once openpyxl is imported (this module imports it
+    only when a workbook is read)."""
+    from openpyxl.reader.workbook import WorkbookParser
+    from openpyxl.utils.datetime import WINDOWS_EPOCH
+    from openpyxl.workbook.defined_name import DefinedNameDict, DefinedNameList
+
+    class BareWorkbook:
+        """What ``WorkbookParser.parse`` and ``assign_names`` set and read on their
+        workbook, with ``Workbook()``'s starting values. A real ``Workbook()`` also
+        builds default styles and a first worksheet, a third of the parse's time, and
+        nothing here reads them (the stylesheet is read apart: ``_stylesheet_verdict``)."""
+
+        def __init__(self) -> None:
+            self.epoch = WINDOWS_EPOCH
+            self.defined_names = DefinedNameDict()
+            self._external_links: list[Any] = []
+            self._sheets: list[Any] = []
+
+    class BareWorkbookParser(WorkbookParser):
+        """openpyxl's parser of the workbook part, on a ``BareWorkbook``."""
+
+        def __init__(self, archive: zipfile.ZipFile) -> None:
+            # WorkbookParser.__init__ as load_workbook calls it, but for the workbook
+            self.archive = archive
+            self.workbook_part_name = WORKBOOK_PART
+            self.defined_names = DefinedNameList()
+            self.wb = BareWorkbook()
+            self.keep_links = True
+            self.sheets: list[Any] = []
+
+    return BareWorkbookParser
+
+
+def _stylesheet_verdict(archive: zipfile.ZipFile, names: set[str]) -> _Styles:
+    """openpyxl's verdicts on the styles part (``apply_stylesheet`` on a new workbook,
+    as ``load_workbook`` does, then ``_read_styles``), and its warnings said again.
+    Workbooks written by one tool share their styles part byte for byte: a part read
+    once is known by its SHA-256 for the rest of the process."""
+    data = archive.read(STYLES_PART) if STYLES_PART in names else None
+    if data is not None and any(int(i) < _FIRST_CUSTOM_ID for i in _CUSTOM_FORMAT_ID.findall(data)):
+        # a custom format under a built-in id: which of the two a library uses is its own choice
+        raise _NeedsOpenpyxl
+    key = hashlib.sha256(data).digest() if data is not None else None
+    read = _STYLESHEETS_READ.get(key)
+    if read is None:
+        read = _read_stylesheet(archive)
+        if len(_STYLESHEETS_READ) >= _KEPT_STYLESHEETS:
+            del _STYLESHEETS_READ[next(iter(_STYLESHEETS_READ))]  # the oldest
+        _STYLESHEETS_READ[key] = read
+    styles, said = read
+    for caught in said:
+        warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+    return styles
+
+
+def _read_stylesheet(archive: zipfile.ZipFile) -> tuple[_Styles, tuple[Any, ...]]:
+    from openpyxl import Workbook
+    from openpyxl.styles.stylesheet import apply_stylesheet
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        workbook = Workbook()
+        apply_stylesheet(archive, workbook)
+    return _read_styles(workbook), tuple(said)
+
+
+_KEPT_STYLESHEETS = 16
+# the styles part's SHA-256 (None: no styles part) -> (its verdicts, what openpyxl said)
+_STYLESHEETS_READ: dict[bytes | None, tuple[_Styles, tuple[Any, ...]]] = {}
 
 
 class _SheetSlot:
@@ -310,12 +384,11 @@ def _plan_sheets(path: Path, archive: zipfile.ZipFile, names: set[str], members:
                                     member=None, last_xml_row=0, merged_ranges=0, has_formulas=False))
             continue
         data = archive.read(member)
-        if (_unseen_by_calamine(data) or _prefixed_tag(data) or _ODD_CELL_START.search(data)
-                or _without_ref(data, b"<c", _CELL_WITHOUT_REF) or _without_ref(data, b"<row", _ROW_WITHOUT_REF)):
+        if _unseen_by_calamine(data) or _prefixed_tag(data) or _odd_cell_or_row(data):
             raise _NeedsOpenpyxl
         sheets.append(FastSheet(index=index, title=meta.name, is_chartsheet=False,
                                 member=member, last_xml_row=_last_row(data),
-                                merged_ranges=len(_MERGE.findall(data)), has_formulas=b"<f" in data,
+                                merged_ranges=_merged_ranges(data), has_formulas=b"<f" in data,
                                 patches=_cell_patches(data, styles, epoch)))
     return FastWorkbook(path=path, sheets=tuple(sheets))
 
@@ -330,13 +403,20 @@ def _prefixed_tag(data: bytes) -> bool:
     return _PREFIXED_TAG_GUARD.search(data) is not None and _PREFIXED_TAG.search(data) is not None
 
 
-def _without_ref(data: bytes, tag: bytes, pattern: re.Pattern[bytes]) -> bool:
-    """True when an element ``tag`` lacks its ``r`` reference (``pattern`` matches):
-    when every ``<c `` is a ``<c r="`` and no ``<c`` is followed by another space or
-    none, there is nothing for the pattern to find."""
-    if data.count(tag + b" ") == data.count(tag + b' r="') and not _TAG_OTHER_SPACE[tag].search(data):
-        return False
-    return pattern.search(data) is not None
+def _odd_cell_or_row(data: bytes) -> bool:
+    """True when a cell starts ``<c`` and a tab or line break (``_ODD_CELL_START``), or
+    a cell or row lacks its ``r`` reference (``_CELL_WITHOUT_REF``, ``_ROW_WITHOUT_REF``).
+    Each precise pattern runs only where its tag's guard (``_UNUSUAL_HEAD``) finds a
+    head not starting `` r="``: in the usual part, one pass per tag."""
+    if _UNUSUAL_HEAD[b"<c"].search(data) is not None and (
+            _ODD_CELL_START.search(data) is not None or _CELL_WITHOUT_REF.search(data) is not None):
+        return True
+    return _UNUSUAL_HEAD[b"<row"].search(data) is not None and _ROW_WITHOUT_REF.search(data) is not None
+
+
+def _merged_ranges(data: bytes) -> int:
+    # most parts have none: a plain substring search (faster than the pattern's pass) says so
+    return len(_MERGE.findall(data)) if b"<mergeCell" in data else 0
 
 
 def _last_row(data: bytes) -> int:

@@ -60,6 +60,7 @@ from monkeyllm_plugins._docx_format import (
     UNDERLINE,
     Segment,
     common_marks,
+    first_child,
     render,
     run_marks,
     without_marks,
@@ -424,15 +425,15 @@ def _table_rows(table: Any, context: _Context) -> list[list[str]]:
     grid: list[list[str]] = []
     for row in _children(table, "tr"):
         cells: list[str] = []
-        props = row.find(f"{W}trPr")
-        before = _int_val(props.find(f"{W}gridBefore")) if props is not None else 0
+        props = first_child(row, f"{W}trPr")
+        before = _int_val(first_child(props, f"{W}gridBefore")) if props is not None else 0
         cells.extend([""] * before)
         for cell in _children(row, "tc"):
-            cell_props = cell.find(f"{W}tcPr")
+            cell_props = first_child(cell, f"{W}tcPr")
             span, continued = 1, False
             if cell_props is not None:
-                span = max(_int_val(cell_props.find(f"{W}gridSpan")) or 1, 1)
-                merge = cell_props.find(f"{W}vMerge")
+                span = max(_int_val(first_child(cell_props, f"{W}gridSpan")) or 1, 1)
+                merge = first_child(cell_props, f"{W}vMerge")
                 continued = merge is not None and merge.get(f"{W}val", "continue") == "continue"
             cells.append("" if continued else _cell_text(cell, context))
             cells.extend([""] * (span - 1))

@@ -72,10 +72,13 @@ def row_values(sheet: Any, index: int, datemode: int, problems: _DateProblems) -
     """Row ``index`` (0-based) of an xlrd sheet as Python values (``typed_value``),
     read from xlrd's type and value arrays: no ``Cell`` object per cell."""
     limit = _EXACT_FLOAT_LIMIT
-    # text and float numbers, most cells, inline; every other cell through typed_value
+    # text, float numbers, empty cells and booleans, most cells, inline (typed_value's
+    # rules for them); every other cell through typed_value
     return [value if kind == _CELL_TEXT
             else (int(value) if value.is_integer() and -limit <= value <= limit else value)
             if kind == _CELL_NUMBER and type(value) is float
+            else None if kind == _CELL_EMPTY or kind == _CELL_BLANK
+            else bool(value) if kind == _CELL_BOOLEAN
             else typed_value(kind, value, datemode, problems)
             for kind, value in zip(sheet.row_types(index), sheet.row_values(index))]
 

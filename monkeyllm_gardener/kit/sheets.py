@@ -87,6 +87,7 @@ __all__ = [
 EMPTY_ROW_RUN_LIMIT = 1_000
 _TEMPORAL = (dt.datetime, dt.date, dt.time, dt.timedelta)
 _EXACT_TEMPORAL = frozenset(_TEMPORAL)
+_EXACT_NUMBERS = frozenset({bool, int, float})
 
 MERGED_NOTE = (
     "Merged cells keep their value in the top-left cell of the range; the other cells of "
@@ -152,9 +153,7 @@ class SheetPlan:
         """What writes one data row to SQLite (None for an empty row), each column's
         writer chosen once: for a loop over the rows."""
         start, stop, width = self.first_col, self.first_col + self.width, self.width
-        # only the columns whose values need a rule are written cell by cell
-        converted = tuple((index, cell_writer(column)) for index, column in enumerate(self.columns)
-                          if not column.stored_as_read)
+        converted = self.column_writers()
 
         def render(row: Sequence[Any]) -> tuple[Any, ...] | None:
             window = list(row[start:stop])
@@ -167,6 +166,12 @@ class SheetPlan:
             return tuple(window)
 
         return render
+
+    def column_writers(self) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+        """(column offset, ``cell_writer``) of each column whose values need a rule:
+        only those are written cell by cell."""
+        return tuple((index, cell_writer(column)) for index, column in enumerate(self.columns)
+                     if not column.stored_as_read)
 
     def data_rowid(self, row: int) -> int | None:
         """The rowid the sheet's row ``row`` gets in the table (rows are inserted in
@@ -189,8 +194,8 @@ def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
     has the column's stored type (an int in an INTEGER column, a float in a REAL one,
     a non-empty str in a TEXT one) is stored as it is, anything else takes
     ``write_cell``'s rules."""
-    # None (an empty cell) and the exact date/time types take write_cell's rule
-    # without the call: the most frequent values after the stored type
+    # None (an empty cell), the exact date/time types and the exact number types take
+    # write_cell's rule without the call: the most frequent values after the stored type
     if column.sql_type == "TEXT":
         dates_only = column.dates_only
 
@@ -202,14 +207,23 @@ def cell_writer(column: ColumnPlan) -> Callable[[Any], Any]:
                 return None
             if kind in _EXACT_TEMPORAL:
                 return temporal_text(value, dates_only=dates_only)
+            if kind is bool:
+                return "true" if value else "false"
+            if kind is int or (kind is float and math.isfinite(value)):
+                return repr(value)  # convert_value's json.dumps spells them as repr does
             return write_cell(value, column)
         return write_text
     stored = int if column.sql_type == "INTEGER" else float
 
     def write_number(value: Any) -> Any:
-        if type(value) is stored:
+        kind = type(value)
+        if kind is stored:
             return value
-        return None if value is None else write_cell(value, column)
+        if value is None:
+            return None
+        if kind in _EXACT_NUMBERS:
+            return stored(value)  # convert_value's int() / float()
+        return write_cell(value, column)
     return write_number
 
 
@@ -410,7 +424,31 @@ class CachedSheetRows:
     plan: SheetPlan
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        yield from rendered_rows(self.plan, self.raw[self.plan.data_start - 1:self.plan.last_row])
+        rows = self.raw[self.plan.data_start - 1:self.plan.last_row]
+        try:
+            rendered = _rendered_by_column(self.plan, rows)
+        except Exception:  # noqa: BLE001 -- a value no rule writes (an object json cannot spell)
+            # row by row, so the failure comes with the rows before it, as a stream's does
+            yield from rendered_rows(self.plan, rows)
+            return
+        yield from rendered
+
+
+def _rendered_by_column(plan: SheetPlan, rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """``rendered_rows(plan, rows)`` all at once, a column at a time: the rows are in
+    memory already, and each writer then runs over its column with no loop per row."""
+    start, stop, width = plan.first_col, plan.first_col + plan.width, plan.width
+    windows = [row[start:stop] for row in rows]
+    # what the renderer's empty-row test skips: every cell is_empty_cell
+    windows = [window for window in windows if window.count(None) + window.count("") != len(window)]
+    if not windows:
+        return []
+    # a row shorter than the table ends in empty cells, as the renderer pads it
+    columns: list[Iterable[Any]] = list(zip_longest(*windows))
+    columns += [(None,) * len(windows)] * (width - len(columns))
+    for index, write in plan.column_writers():
+        columns[index] = tuple(map(write, columns[index]))
+    return list(zip(*columns))
 
 
 def rendered_rows(plan: SheetPlan, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[Any, ...]]:

@@ -11,6 +11,9 @@ from docx.enum.text import WD_UNDERLINE
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import qn
+from docx.shared import Pt
+
+from monkeyllm_plugins._docx_format import Segment, _render_spans, render
 
 from _word_documents import W_NS, docx_markdown  # tests/plugins is on sys.path
 
@@ -156,3 +159,39 @@ def test_a_simple_hyperlink_field_is_a_link(tmp_path: Path) -> None:
         f'<w:p {W_NS}><w:fldSimple w:instr=" HYPERLINK &quot;https://example.com&quot; ">'
         '<w:r><w:t>site</w:t></w:r></w:fldSimple></w:p>'))
     assert docx_markdown(document, tmp_path / "simple.docx") == "[site](https://example.com)\n"
+
+
+# Text without emphasis takes ``render``'s short way: the same markdown as its spans.
+PLAIN_SEGMENTS = [
+    [Segment("Refunds are final.")],
+    [Segment("  lead and trail  "), Segment("*starred* a*b"), Segment("")],
+    [Segment("\t"), Segment("[^1]", raw=True), Segment(" x "), Segment("", raw=True), Segment("   ")],
+    [Segment("[a*b](http://x/*)", raw=True), Segment(" ** "), Segment("\n"), Segment("名前 *")],
+    [Segment("   ")],
+    [],
+]
+
+
+@pytest.mark.parametrize("segments", PLAIN_SEGMENTS)
+def test_text_without_emphasis_renders_as_its_spans_do(segments: list[Segment]) -> None:
+    assert render(segments) == _render_spans(segments)
+
+
+def test_runs_without_emphasis_read_as_runs_with_properties_that_set_none(tmp_path: Path) -> None:
+    # a run with no w:rPr (the short way) and one whose w:rPr sets only a size (the long way)
+    pieces = [("  a*b ", {}), ("\tc  ", {}), (" (x)*2 ", {})]
+    plain = docx_markdown(runs(*pieces), tmp_path / "plain.docx")
+    sized = docx_markdown(runs(*[(text, {"size": Pt(11)}) for text, _ in pieces]), tmp_path / "sized.docx")
+    assert plain == sized == "a\\*b \tc   (x)\\*2\n"
+
+
+def test_first_child_finds_what_find_finds() -> None:
+    from monkeyllm_plugins._docx_format import first_child
+
+    run = parse_xml(f'<w:r {W_NS}><!-- a note --><w:t>x</w:t><w:rPr><w:b w:val="0"/><w:b/></w:rPr>'
+                    f'<w:sdt><w:rPr/></w:sdt><w:rPr><w:i/></w:rPr></w:r>')
+    for element in [run, *run.iter()]:
+        if not isinstance(element.tag, str):
+            continue
+        for name in ("rPr", "b", "i", "t", "sdt", "u"):
+            assert first_child(element, qn(f"w:{name}")) is element.find(qn(f"w:{name}"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from pathlib import Path
 
 import docx
@@ -109,3 +110,64 @@ def test_python_docx_still_sees_and_saves_a_styles_part_read_before(tmp_path: Pa
     document.save(out)
     reopened = docx.Document(io.BytesIO(out.getvalue()))
     assert [style.name for style in reopened.styles] == names + ["Added Later"]
+
+
+def _with_crc(data: bytes, target: int, positions: list[int]) -> bytes:
+    """``data`` with bit 0x02 flipped at some of ``positions`` (each an ``a``, so each
+    stays a letter: ``a`` <-> ``c``) so that its CRC-32 is ``target``: CRC-32 is affine,
+    so the flips' effects add up (XOR) and a linear system over GF(2) picks them."""
+    base = zlib.crc32(data)
+    rows: list[tuple[int, int]] = []  # (effect on the CRC, flips giving it), reduced
+    for index, position in enumerate(positions):
+        flipped = bytearray(data)
+        flipped[position] ^= 0x02
+        rows.append((zlib.crc32(bytes(flipped)) ^ base, 1 << index))
+    # Gaussian elimination on the effects, keeping which flips make each row
+    basis: dict[int, tuple[int, int]] = {}  # top bit -> (effect, combo)
+    for effect, combo in rows:
+        while effect:
+            top = effect.bit_length() - 1
+            if top not in basis:
+                basis[top] = (effect, combo)
+                break
+            effect, combo = effect ^ basis[top][0], combo ^ basis[top][1]
+    wanted, combo = target ^ base, 0
+    while wanted:
+        top = wanted.bit_length() - 1
+        assert top in basis, "the flips cannot reach the target CRC"
+        wanted, combo = wanted ^ basis[top][0], combo ^ basis[top][1]
+    out = bytearray(data)
+    for index, position in enumerate(positions):
+        if combo >> index & 1:
+            out[position] ^= 0x02
+    return bytes(out)
+
+
+def test_another_styles_part_with_the_same_size_and_crc_is_read_as_its_own(tmp_path: Path) -> None:
+    # the kept reading is found by size and CRC-32 and confirmed byte for byte: a part
+    # that only shares the size and the CRC (made here on purpose) is never taken for it
+    bold, italic = tmp_path / "bold.docx", tmp_path / "italic.docx"
+    styled_document().save(bold)
+    styled_document(emphasis_italic=True).save(italic)
+    padding = b"<!--" + b"a" * 96 + b"-->"
+    parts = {}
+    for path in (bold, italic):
+        with zipfile.ZipFile(path) as archive:
+            parts[path] = {item.filename: archive.read(item) for item in archive.infolist()}
+        styles = parts[path]["word/styles.xml"]
+        start = styles.index(b"?>") + 2
+        parts[path]["word/styles.xml"] = styles[:start] + padding + styles[start:]
+    mine, other = parts[bold]["word/styles.xml"], parts[italic]["word/styles.xml"]
+    assert len(mine) == len(other) and mine != other
+    start = other.index(padding) + 4
+    other = _with_crc(other, zlib.crc32(mine), list(range(start, start + 96)))
+    assert zlib.crc32(other) == zlib.crc32(mine) and len(other) == len(mine) and other != mine
+    parts[italic]["word/styles.xml"] = other
+    for path in (bold, italic):
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in parts[path].items():
+                archive.writestr(name, data)
+    _docx_styles._STYLES_READ.clear()
+    for _ in range(2):
+        assert "Plain then **marked** text." in converted(bold)[1]
+        assert "Plain then *marked* text." in converted(italic)[1]

@@ -256,7 +256,8 @@ def test_xls_values_are_stored_with_their_columns_types_and_text_exactly(tmp_pat
 
 def test_a_sheets_renderer_writes_each_row_as_write_cell_does_cell_by_cell() -> None:
     values: list[Any] = [None, "", " ", "00501", "名前", 0, 7, -BIG, HUGE, True, False, 1.5, 3.0, float("nan"),
-                         float("inf"), dt.datetime(2026, 1, 4), dt.datetime(2026, 1, 4, 9, 30), dt.date(2026, 2, 1),
+                         float("inf"), float("-inf"), -0.0, 1e-07, 1e300, 0.1 + 0.2,
+                         dt.datetime(2026, 1, 4), dt.datetime(2026, 1, 4, 9, 30), dt.date(2026, 2, 1),
                          dt.time(8, 15), dt.timedelta(hours=-1, minutes=5)]
     rows = [["head"] * 3] + [[value, value, value] for value in values]
     plan = survey_sheet(rows)

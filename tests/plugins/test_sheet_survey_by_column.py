@@ -80,6 +80,19 @@ def assert_plan_is_the_cell_by_cell_one(rows: list[list[Any]]) -> None:
             continue
         wanted = tuple(write_cell(value, column) for value, column in zip(window, plan.columns))
         assert got is not None and all(same(a, b) for a, b in zip(got, wanted)), (row, got, wanted)
+    assert_kept_rows_render_as_row_by_row(rows)
+
+
+def assert_kept_rows_render_as_row_by_row(rows: list[list[Any]]) -> None:
+    """The kept rows (``CachedSheetRows``, rendered a column at a time) give, row for row
+    and value for value, what ``rendered_rows`` gives streaming the same rows."""
+    plan, kept = survey_sheet_keeping_rows(iter(rows))
+    assert plan is not None and kept is not None
+    streamed = list(rendered_rows(plan, rows[plan.data_start - 1:plan.last_row]))
+    got = list(kept)
+    assert len(got) == len(streamed)
+    for mine, theirs in zip(got, streamed):
+        assert type(mine) is tuple and len(mine) == len(theirs) and all(map(same, mine, theirs)), (mine, theirs)
 
 
 VALUES: list[Any] = [
@@ -192,3 +205,29 @@ def test_a_plan_made_by_hand_writes_every_cell_by_its_rules() -> None:
     assert list(rendered_rows(plan, rows)) == [
         tuple(write_cell(value, col) for value, col in zip(row, plan.columns)) for row in rows[:2]]
     assert list(rendered_rows(plan, rows)) == [("2026-01-02", 7), (None, 8)]
+
+
+def test_kept_rows_shorter_than_the_header_and_off_the_first_column_render_as_row_by_row() -> None:
+    # the header is wider than every data row (their missing cells are NULL), the table
+    # starts in the third column, and empty rows sit between data rows
+    rows: list[list[Any]] = [[], [None, None, "a", "b", "c", "d"], [None, None, 1, dt.datetime(2026, 1, 4)],
+                             [None, None, "", None], [None, None, True], [], [None, None, None, "x", ""],
+                             [None, 7, 2.5]]
+    assert_kept_rows_render_as_row_by_row(rows)
+    plan, kept = survey_sheet_keeping_rows(iter(rows))
+    assert plan is not None and plan.first_col == 1 and plan.width == 5
+    assert list(kept) == [(None, 1.0, "2026-01-04", None, None), (None, 1.0, None, None, None),
+                          (None, None, "x", None, None), (7, 2.5, None, None, None)]
+
+
+def test_a_kept_value_no_rule_can_write_fails_at_its_row_as_when_streamed() -> None:
+    # a plugin's own object that no rule spells (json.dumps refuses it): the rows before
+    # it still come first, then the error
+    rows: list[list[Any]] = [["n"], ["a"], ["b"], [object()], ["c"]]
+    plan, kept = survey_sheet_keeping_rows(iter(rows))
+    assert plan is not None and kept is not None
+    got: list[Any] = []
+    with pytest.raises(TypeError):
+        for row in kept:
+            got.append(row)
+    assert got == [("a",), ("b",)]

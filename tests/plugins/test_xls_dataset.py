@@ -221,3 +221,36 @@ def test_a_small_sheet_keeps_the_rows_it_was_surveyed_from_and_a_big_one_reads_t
     assert list(kept.rows["mixed"]) == list(streamed.rows["mixed"])
     assert len(list(kept.rows["mixed"])) == 119
     assert list(pickle.loads(pickle.dumps(kept.rows["mixed"]))) == list(kept.rows["mixed"])
+
+
+@pytest.mark.parametrize("formatting_info", [True, False])
+def test_row_values_give_each_cell_what_typed_value_gives(tmp_path: Path, formatting_info: bool) -> None:
+    # the row reader inlines the common cell types: every kind must read as the rule says
+    book = xlwt.Workbook()
+    sheet = book.add_sheet("Data")
+    stamp = xlwt.easyxf(num_format_str="YYYY-MM-DD HH:MM")
+    boxed = xlwt.easyxf("borders: left thin")
+    cells = [["text", "", 1, 2.5, -0.0, 2.0**53 + 2, 1e300, True, False],
+             [dt.datetime(2026, 1, 4, 9, 30), dt.time(8, 15), None, "x", 0, None, None, None, None]]
+    for r, row in enumerate(cells):
+        for c, value in enumerate(row):
+            if isinstance(value, (dt.datetime, dt.time)):
+                sheet.write(r, c, value, stamp)
+            elif value is not None:
+                sheet.write(r, c, value)
+    sheet.write(1, 2, None, boxed)  # a blank cell (a format, no value)
+    sheet.write(1, 6, xlwt.Formula("1/0"))  # an error cell once computed: here a formula without one
+    path = tmp_path / "kinds.xls"
+    book.save(str(path))
+    opened = xlrd.open_workbook(str(path), formatting_info=formatting_info)
+    data = opened.sheet_by_index(0)
+    kinds = {kind for r in range(data.nrows) for kind in data.row_types(r)}
+    assert {xlrd.XL_CELL_TEXT, xlrd.XL_CELL_NUMBER, xlrd.XL_CELL_DATE, xlrd.XL_CELL_BOOLEAN,
+            xlrd.XL_CELL_EMPTY} <= kinds
+    for r in range(data.nrows):
+        problems, expected_problems = xls_dataset._DateProblems(), xls_dataset._DateProblems()
+        got = xls_dataset.row_values(data, r, opened.datemode, problems)
+        expected = [xls_dataset.typed_value(kind, value, opened.datemode, expected_problems)
+                    for kind, value in zip(data.row_types(r), data.row_values(r))]
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+        assert problems == expected_problems

@@ -262,6 +262,30 @@ def test_openpyxl_warnings_on_opening_are_said_on_the_fast_path_too(tmp_path: Pa
     assert result["warnings"] == ("names.xlsx: openpyxl reported: Defined names for sheet index 5 cannot be located",)
 
 
+def test_a_styles_part_read_before_gives_the_same_verdicts_and_warnings(tmp_path: Path) -> None:
+    # the fast path keeps openpyxl's reading of a styles part by its bytes: a second
+    # workbook with the same part (the cache's hit) must read, and warn, as the first
+    bare = (b'<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+            b'<numFmts count="1"><numFmt numFmtId="164" formatCode="yyyy-mm-dd"/></numFmts></styleSheet>')
+    results = []
+    for name in ("first.xlsx", "second.xlsx", "first.xlsx"):
+        path = save_workbook(workbook_of([["day", "n"], [dt.datetime(2026, 1, 4), 1.5]]), tmp_path / name)
+        with zipfile.ZipFile(path) as archive:
+            parts = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+        parts["xl/styles.xml"] = bare  # no cell styles: openpyxl warns and keeps its defaults
+        with zipfile.ZipFile(path, "w") as archive:
+            for part, data in parts.items():
+                archive.writestr(part, data)
+        results.append(assert_same_both_ways(path, fast=True))
+    assert results[0]["warnings"] == ("first.xlsx: openpyxl reported: Workbook contains no stylesheet, "
+                                      "using openpyxl's defaults",)
+    assert results[1]["rows"] == results[0]["rows"] and results[2] == results[0]
+    dated = save_workbook(workbook_of([["day"], [dt.datetime(2026, 1, 4)]]), tmp_path / "dated.xlsx")
+    again = save_workbook(workbook_of([["day"], [dt.datetime(2026, 1, 5, 12)]]), tmp_path / "again.xlsx")
+    assert assert_same_both_ways(dated, fast=True)["rows"] == {"data": [("2026-01-04",)]}
+    assert assert_same_both_ways(again, fast=True)["rows"] == {"data": [("2026-01-05T12:00:00",)]}
+
+
 # -- every workbook the repository and the public corpus hold ---------------------------------
 def repository_workbooks() -> list[Path]:
     found = [p for p in REPO.glob("fixtures/**/*.xls[xm]")] + [p for p in REPO.glob("tests/**/*.xls[xm]")]
@@ -372,8 +396,13 @@ def test_whole_days_without_t_and_a_row_style_of_the_date_style_read_the_same(tm
     ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row><c r="A2"><v>1</v></c></row>', False),
     ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"><c r="A2"\tt="e"><v>#N/A</v></c></row>',
      False),
+    # heads the guards pass to the full patterns: two spaces before the reference (fast),
+    # an empty cell with no reference at all (openpyxl)
+    ('<row  r="1"><c  r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"><c r="A2"><v>1</v></c></row>', True),
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>a</t></is></c></row><row r="2"><c r="A2"><v>1</v></c><c/></row>',
+     False),
 ], ids=["ref-after-attribute", "rows-over-lines", "text-like-markup", "cell-without-ref", "row-without-ref",
-        "error-after-tab"])
+        "error-after-tab", "two-spaces", "bare-empty-cell"])
 def test_the_fast_paths_xml_checks_decide_as_their_full_patterns(tmp_path: Path, sheet_data: str, fast: bool) -> None:
     path = with_sheet_data(save_workbook(workbook_of([["x"]]), tmp_path / "checks.xlsx"), sheet_data)
     result = assert_same_both_ways(path, fast=fast)
