@@ -51,8 +51,9 @@ _SNIFF_LINES = 50
 # Records read, typed and loaded together: a column at a time within a batch (C-level
 # loops), while memory stays bounded whatever the file's size.
 _BATCH = 256
-# Files up to this size keep the records the first pass parsed, for the load (a few
-# MB of Python objects at most); larger ones are parsed again, streamed.
+# Files up to this size keep the records the first pass parsed, for the load: about
+# twenty times the file's size as Python objects (20 MiB at most, per process, until
+# the rows are loaded); larger ones are parsed again, streamed.
 _KEPT_FILE_BYTES = 1 << 20
 # Files that are not text at all, misnamed .csv (an exported workbook, a database).
 _BINARY_SIGNATURES = {

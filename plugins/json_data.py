@@ -2,8 +2,9 @@
 
 The whole document is parsed in memory (JSON has no streaming record boundary in
 the standard library). ``JsonRows`` keeps the parsed records for the load in the
-process that converted the file; a pickled one re-parses the file when the engine
-loads rows, so a Conversion stays small when it crosses a process boundary. The
+process that converted the file, while the file still holds the bytes they were
+parsed from; a pickled one re-parses the file when the engine loads rows, so a
+Conversion stays small when it crosses a process boundary. The
 survey and the load go a column (a key) at a time (``TypeTracker.observe_value_columns``,
 ``convert_value_column``): C-level passes over each column instead of a Python call per cell.
 
@@ -58,14 +59,19 @@ class JsonRows:
     path: Path
     keys: tuple[str, ...]
     column_types: tuple[SqlType, ...]
-    # the converter's parse, in this process only (``__getstate__`` leaves it behind)
-    parsed: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    # the converter's parse and the bytes it was made from, in this process only
+    # (``__getstate__`` leaves them behind)
+    parsed: tuple[bytes, list[dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "parsed": None}
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        records = self.parsed if self.parsed is not None else _parse(self.path)[0]
+        # the file is loaded as it is now: the parse stands for it while its bytes are the same
+        if self.parsed is not None and self.path.read_bytes() == self.parsed[0]:
+            records = self.parsed[1]
+        else:
+            records = _parse(self.path)[0]
         for start in range(0, len(records), _BATCH):
             batch = records[start:start + _BATCH]
             yield from zip(*[_loaded(values, sql_type)
@@ -91,11 +97,12 @@ class JsonConverter:
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
+        source = path.read_bytes()  # before the parse: a change after it is seen at the load
         data, notes = _parse(path)
         if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
             keys = list(dict.fromkeys(chain.from_iterable(data)))  # every record's keys, first seen first
             if keys:
-                return _dataset(path, data, keys, notes)
+                return _dataset(path, data, keys, notes, source)
         return _document(path, data, notes)
 
 
@@ -169,7 +176,8 @@ def _bracketed(opening: str, parts: list[str], closing: str, indent: int | None,
     return f"{opening}\n{inner}" + f",\n{inner}".join(parts) + f"\n{outer}{closing}"
 
 
-def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _ParseNotes) -> Conversion:
+def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _ParseNotes,
+             source: bytes) -> Conversion:
     columns = _columns(data, keys)
     tracker = TypeTracker()
     # a nested value is TEXT as JSON text or not: the survey need not render it
@@ -214,7 +222,7 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
             path=path.resolve(),
             keys=tuple(keys[part.start:part.stop]),
             column_types=tuple(types[part.start:part.stop]),
-            parsed=data,
+            parsed=(source, data),
         )
         for part in parts
     }

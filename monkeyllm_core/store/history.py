@@ -370,7 +370,7 @@ class Committer:
         if len(reached) >= JOIN_FROM_PACKS:
             try:
                 join_packs(self._pack_dir, reached)
-            except (OSError, ValueError):
+            except Exception:  # noqa: BLE001 -- a disk full, a damaged index: the join is only a saving
                 pass  # the packs stay as they are: git reads them all the same
         if self._packs_written:
             # in the foreground: no git process left repacking the forest after vine exits

@@ -42,7 +42,7 @@ from ..writing.lineage import process_alive
 
 try:
     # ISA-L's deflate (python-isal) writes zlib streams too, three times faster
-    # than zlib at level 1 on a plant's objects, and as small: ``_compress``
+    # than zlib at level 1 on a plant's objects, and about as small: ``_compress``
     from isal.isal_zlib import compress as _isal_compress
 except ImportError:  # a platform without its wheels: zlib, as before
     _isal_compress = None
@@ -378,9 +378,10 @@ def _compress(data: bytes) -> bytes:
     stream's bytes are free: any inflater, git's included, reads any valid stream).
 
     ISA-L at level 1 when python-isal is installed: on an adopt's objects (most of
-    them 1-4 KB: nodes, index deltas, trees) it takes a third of zlib's level-1 time
-    and its streams come out 1% smaller (``bench/README.md``, "Packs: ISA-L"); zlib
-    was the writer's largest single cost. Otherwise zlib at level 1, as git writes a
+    them 1-4 KB: nodes, index deltas, trees) it takes a third of zlib's level-1 time,
+    and its streams are about as small (1% smaller on the 1,000-file bench export's
+    objects, the packs of a 9,000-note export 0.7% larger; ``bench/README.md``, "Packs:
+    ISA-L"); zlib was the writer's largest single cost. Otherwise zlib at level 1, as git writes a
     new object (``core.looseCompression``): a session's packs stand where git's loose
     objects would, until a repack. For those small objects zlib's setup (allocating
     and clearing its state for the default 32 KB window, about 256 KB) costs more than

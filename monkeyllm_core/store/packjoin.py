@@ -22,7 +22,10 @@ last, and only then are the old packs removed, index first: git finds every obje
 at every moment. It is not made when a pack folder has a multi-pack-index (it
 names the packs; git's own repack keeps it true), or when an object sits in two of
 the packs (an index lists each object once): then nothing changes and ``git gc
---auto`` decides as before.
+--auto`` decides as before. A kill between the two renames leaves the joined pack
+without its index, as a kill inside git's own repack can: git ignores such a pack
+(no object is lost, ``git fsck`` stays clean) and its next ``gc`` removes it; the
+writer does not, since a pack without an index may be one git is writing.
 """
 from __future__ import annotations
 
@@ -50,10 +53,13 @@ class _Pack:
         self.pack = pack_dir / f"pack-{sha}.pack"
         self.idx = pack_dir / f"pack-{sha}.idx"
         data = self.idx.read_bytes()
-        if data[:8] != _IDX_MAGIC:
+        if data[:8] != _IDX_MAGIC or len(data) < 1032 + 40:
             raise ValueError(f"{self.idx.name} is not a version-2 pack index")
         self.count = struct.unpack(">I", data[8 + 255 * 4:8 + 256 * 4])[0]
         n = self.count
+        large = sum(1 for i in range(n) if data[1032 + 24 * n + 4 * i] & 0x80) if len(data) >= 1032 + 28 * n else 0
+        if len(data) != 1032 + 28 * n + 8 * large + 40:
+            raise ValueError(f"{self.idx.name} is cut short or damaged (its length does not fit {n} objects)")
         self._ids = data[1032:1032 + 20 * n]
         self._crcs = data[1032 + 20 * n:1032 + 24 * n]
         self._offsets = data[1032 + 24 * n:1032 + 28 * n]
@@ -76,7 +82,7 @@ def join_packs(pack_dir: Path, shas: list[str]) -> str | None:
     they are (fewer than two, a multi-pack-index, an object in two of them). Raises
     OSError when the join cannot be written; the packs are then untouched."""
     pack_dir = Path(pack_dir)
-    if len(shas) < 2 or (pack_dir / "multi-pack-index").exists():
+    if len(shas) < 2 or any((pack_dir / name).exists() for name in ("multi-pack-index", "multi-pack-index.d")):
         return None
     packs = [_Pack(pack_dir, sha) for sha in shas]
     stem = f"{TEMP_PREFIX}{os.getpid()}_{secrets.token_hex(8)}"

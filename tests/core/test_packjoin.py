@@ -6,6 +6,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from monkeyllm_core.store.packfile import PackEntry, PackWriter, build_pack_index
 from monkeyllm_core.store.history import JOIN_FROM_PACKS
 from monkeyllm_core.store.packjoin import _Pack, _index, join_packs
@@ -55,6 +57,17 @@ def test_one_pack_or_none_is_left_as_it_is(repo: Path):
     assert join_packs(pack_dir_of(repo), shas) is None
     assert join_packs(pack_dir_of(repo), []) is None
     assert (pack_dir_of(repo) / f"pack-{shas[0]}.pack").exists()
+
+
+def test_a_cut_index_is_refused_and_the_packs_stay(repo: Path):
+    shas, written = session_packs(repo, packs=3, per_pack=5)
+    idx = pack_dir_of(repo) / f"pack-{shas[1]}.idx"
+    idx.chmod(0o644)
+    idx.write_bytes(idx.read_bytes()[:-30])  # a disk that lost the end of a write
+    before = sorted(p.name for p in pack_dir_of(repo).iterdir())
+    with pytest.raises(ValueError, match="cut short or damaged"):
+        join_packs(pack_dir_of(repo), shas)
+    assert sorted(p.name for p in pack_dir_of(repo).iterdir()) == before
 
 
 def test_an_object_in_two_packs_leaves_them_as_they_are(repo: Path):

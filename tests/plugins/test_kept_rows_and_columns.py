@@ -255,6 +255,15 @@ def test_json_rows_kept_from_the_parse_load_what_the_file_parsed_again_loads(tmp
         assert list(row[0::2]) == expected
 
 
+def test_a_json_file_changed_after_convert_is_loaded_as_it_is_now(tmp_path: Path) -> None:
+    # as the CSV converter's kept records: the parse stands for the file while its bytes are the same
+    path = tmp_path / "changed.json"
+    path.write_text('[{"n": 1}, {"n": 2}]', encoding="utf-8")
+    conversion = JsonConverter().convert(path)
+    path.write_text('[{"n": 3}, {"n": 4}]', encoding="utf-8")  # the same size: only the bytes tell
+    assert stored(tmp_path, conversion, "changed")["changed"] == [(3, "integer"), (4, "integer")]
+
+
 def test_json_rows_of_a_split_wide_file_fill_every_part(tmp_path: Path) -> None:
     path = tmp_path / "wide.json"
     path.write_text(json.dumps([{f"k{n}": (n * row if n % 3 else f"t{row}") for n in range(120)} for row in range(30)]),
