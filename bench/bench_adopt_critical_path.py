@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from bench_gardener import clean_env
+from bench_gardener import clean_env, set_aside
 
 ROUND = r"""
 import json, os, resource, sys, threading, time
@@ -89,7 +88,7 @@ print(json.dumps({"wall": wall, "main_cpu": run1 - run0, "main_runq": wait1 - wa
 
 def one_round(python: str, export: Path, work: Path) -> dict:
     forest = work / "forest"
-    shutil.rmtree(forest, ignore_errors=True)
+    set_aside(forest)  # not deleted right before a timed adopt: bench_gardener.set_aside
     env = clean_env(work)
     vine = Path(python).parent / "vine"
     subprocess.run([str(vine), "init", "--forest", str(forest), "--title", "bench"], env=env, check=True,

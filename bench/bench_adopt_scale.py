@@ -16,18 +16,17 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench_gardener import clean_env
+from bench_gardener import clean_env, set_aside
 
 
 def one_export(vine: str, export: Path, forest: Path) -> dict:
     env = clean_env(forest.parent)
-    shutil.rmtree(forest, ignore_errors=True)
+    set_aside(forest)  # not deleted right before a timed adopt: bench_gardener.set_aside
     subprocess.run([vine, "init", "--forest", str(forest), "--title", "bench"], check=True, env=env,
                    capture_output=True)
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()

@@ -33,7 +33,6 @@ import json
 import os
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -41,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_gardener import MAKE_EXPORTS, clean_env
+from bench_gardener import MAKE_EXPORTS, clean_env, set_aside
 
 SYNCS_PER_ROUND = 3
 HELP_RUNS = 7
@@ -110,7 +109,7 @@ def ensure_export(exports: Path, files: int) -> Path:
 
 
 def one_round(python: str, source: Path, forest: Path, env: dict[str, str]) -> dict[str, Any]:
-    shutil.rmtree(forest, ignore_errors=True)
+    set_aside(forest)  # not deleted right before a timed adopt: bench_gardener.set_aside
     run(python, ["init", "--forest", str(forest), "--title", "bench"], env, codes=(0,))
     adopt = run(python, ["adopt", str(source), "--forest", str(forest), "--json"], env)
     syncs = [run(python, ["sync", "--forest", str(forest), "--json"], env) for _ in range(SYNCS_PER_ROUND)]
