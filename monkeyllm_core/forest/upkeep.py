@@ -6,10 +6,11 @@ grandparent's entry line; a summary is repeated verbatim by the master's
 Landmarks and by Cross trails in any branch. ``BranchUpkeep`` makes every one of
 those edits inside the writer's transaction, so they land in the same commit.
 
-A branch can list thousands of children. The upkeep remembers, for the session,
-the parsed index and what its body lists (``branches.Listing``), each keyed by the
-identity of the exact string it describes: a hit is always exact, and planting
-one more child never scans the index.
+A branch can list thousands of children. The upkeep remembers, for the branches
+written last (``RECENT_BRANCHES``), the parsed index and what its body lists
+(``branches.Listing``), each keyed by the identity of the exact string it
+describes: a hit is always exact, and planting one more child never scans the
+index.
 """
 from __future__ import annotations
 
@@ -36,12 +37,14 @@ class BranchUpkeep:
     def __init__(self, repeated_by: Callable[[str], list[str]]) -> None:
         """``repeated_by(id)``: the branches whose cross trails name id (the catalog)."""
         self._repeated_by = repeated_by
-        self._parsed: dict[str, tuple[str, Node]] = {}  # rel -> (text, what parse_node gives for it)
-        self._listings: dict[str, br.Listing] = {}  # rel -> what the branch's latest body lists
+        # each kept for the RECENT_BRANCHES written last: every branch of a 50,000-file
+        # adopt, parsed, made the writer grow by the forest's indexes
+        self._parsed: _Recent[str, tuple[str, Node]] = _Recent()  # rel -> (text, what parse_node gives for it)
+        self._listings: _Recent[str, br.Listing] = _Recent()  # rel -> what the branch's latest body lists
         self._format_checked: set[str] = set()  # branches whose formatting this session repaired
         # rel -> (a body, its outline): a new entry line changes no heading, so the
         # outline of a branch's next body is known without reading its lines again
-        self._outlines: dict[str, tuple[str, list[str]]] = {}
+        self._outlines: _Recent[str, tuple[str, list[str]]] = _Recent()
 
     # -- rendering a branch for a transaction ------------------------------------------
     def render(self, fm: dict[str, Any], body: str) -> tuple[str, set[str], list[str]]:
@@ -175,6 +178,22 @@ class BranchUpkeep:
                 afm = dict(node.frontmatter)
                 afm["updated"] = today()
                 txn.put_node(afm, body)
+
+
+# the branches whose parsed index, listing and outline the upkeep keeps: an adopt and a
+# sync write folder by folder, so the ones written now are the ones written next
+RECENT_BRANCHES = 64
+
+
+class _Recent(dict):  # type: ignore[type-arg]
+    """A dict that keeps the ``RECENT_BRANCHES`` keys set most recently (a key set
+    again is the most recent); an entry it dropped is made again from the file."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.pop(key, None)
+        super().__setitem__(key, value)
+        if len(self) > RECENT_BRANCHES:
+            del self[next(iter(self))]
 
 
 _IMMUTABLE = (str, int, float, bool, type(None))

@@ -118,3 +118,31 @@ def test_a_branch_outline_in_the_catalog_is_always_its_body_s_outline(vine, brai
     for branch_id, sections in outlines.items():
         rel = "_index.md" if branch_id == "_index" else f"{branch_id}.md"
         assert sections == outline(parse_node(brain.text(rel)).body), branch_id
+
+
+def test_more_branches_than_the_upkeep_keeps_are_listed_as_a_fresh_writer_lists_them(brain, make_note) -> None:
+    """The upkeep keeps only the branches written last (RECENT_BRANCHES): writing in
+    turn under more branches than that makes it read dropped ones again, and each
+    index must come out as it does when every branch is read afresh."""
+    from monkeyllm_core import Vine
+    from monkeyllm_core.forest.upkeep import RECENT_BRANCHES
+
+    count = RECENT_BRANCHES + 6
+    with Vine(brain.root) as vine, vine.bulk():
+        for b in range(count):
+            vine.plant({"id": f"b{b}/_index", "title": f"B {b}", "summary": f"Branch {b}."})
+        for round_ in range(2):  # round-robin: each branch is dropped before it is written again
+            for b in range(count):
+                vine.plant(make_note(f"b{b}/n{round_}"))
+    first = {b: brain.text(f"b{b}/_index.md") for b in range(count)}
+    from monkeyllm_core import init_forest
+    root = init_forest(brain.root.parent / "again", "Test forest")
+    writes = [{"id": f"b{b}/_index", "title": f"B {b}", "summary": f"Branch {b}."} for b in range(count)]
+    writes += [make_note(f"b{b}/n{round_}") for round_ in range(2) for b in range(count)]
+    for node in writes:  # a writer of its own for each write: every branch read afresh
+        with Vine(root) as vine:
+            vine.plant(node)
+    for b in range(count):
+        assert first[b] == (root / f"b{b}" / "_index.md").read_text(encoding="utf-8"), b
+        assert "2 bananas" in first[b]
+    brain.assert_clean()
