@@ -358,8 +358,8 @@ class Committer:
 
     def close(self) -> None:
         """Checkpoint and stop. A checkpoint finishes a pack, so the session's packs are
-        joined into one (``packjoin``: a copy, where git's repack of a 50,000-file
-        adopt took minutes and the run's largest memory), and git is asked, as ``git
+        joined into one (``packjoin``: a copy, where git's repack after a 50,000-file
+        adopt was the run's largest process, 489 MiB), and git is asked, as ``git
         commit`` does, whether the packs are now enough to be worth one repack
         (``gc.autoPackLimit``, 50 by default)."""
         try:
