@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(one_export(args.vine, args.exports[0], args.work / f"forest-{args.exports[0].name}")))
         return 0
     args.work.mkdir(parents=True, exist_ok=True)
+    for export in args.exports:  # here, where the delete waits for this process's exit, not a child's
+        set_aside(args.work / f"forest-{export.name}")
     print("| export | planted | adopt wall | per file | CPU | per file | peak RSS (largest process) "
           "| no-change sync wall / CPU (median of 3) | load |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -97,11 +97,13 @@ class JsonConverter:
 
     def convert(self, path: Path) -> Conversion:
         path = Path(path)
-        source = path.read_bytes()  # before the parse: a change after it is seen at the load
+        before = path.read_bytes()
         data, notes = _parse(path)
         if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
             keys = list(dict.fromkeys(chain.from_iterable(data)))  # every record's keys, first seen first
             if keys:
+                # the parse stands for these bytes only if the file held them throughout it
+                source = before if path.read_bytes() == before else None
                 return _dataset(path, data, keys, notes, source)
         return _document(path, data, notes)
 
@@ -177,7 +179,7 @@ def _bracketed(opening: str, parts: list[str], closing: str, indent: int | None,
 
 
 def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _ParseNotes,
-             source: bytes) -> Conversion:
+             source: bytes | None) -> Conversion:
     columns = _columns(data, keys)
     tracker = TypeTracker()
     # a nested value is TEXT as JSON text or not: the survey need not render it
@@ -222,7 +224,7 @@ def _dataset(path: Path, data: list[dict[str, Any]], keys: list[str], parsed: _P
             path=path.resolve(),
             keys=tuple(keys[part.start:part.stop]),
             column_types=tuple(types[part.start:part.stop]),
-            parsed=(source, data),
+            parsed=None if source is None else (source, data),
         )
         for part in parts
     }
