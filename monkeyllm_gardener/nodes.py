@@ -78,7 +78,7 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         fields["type"] = conv.node_type or "note"
         title, summary = prep.derived or title_and_summary(conv, f.rel, name_title=name_title)
         # the sections the source produced: on sync, any other section is a person's and stays
-        produced = source_sections(body)
+        produced = outline(body)
         if produced:
             fields["source_sections"] = produced
     elif stages_dataset(conv):
@@ -137,18 +137,6 @@ def build_node(node_id: str, f: SourceFile, prep: Prepared, conv: Conversion, so
         source_mtime=round(f.mtime, 3),
     )
     return NodeWrite(passport=fields, body=body, payload=payload)
-
-
-def source_sections(body: str) -> list[str]:
-    """``sections.outline(body)``: the ``## `` headers outside code fences. A body
-    with no fence at all (most notes) needs no fence tracking, so its headers are
-    found by one pass over its lines instead of a loop that strips each one."""
-    # a one-character search first: far cheaper than a three-character one, and most
-    # notes hold neither character
-    if ("`" in body and "```" in body) or ("~" in body and "~~~" in body):
-        return outline(body)
-    # outline strips the header of the line break it keeps: strip() removes every one
-    return [line[3:].strip() for line in body.splitlines() if line.startswith("## ")]
 
 
 def tidy(line: str, name: str) -> str:

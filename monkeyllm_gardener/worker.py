@@ -12,7 +12,6 @@ never holds the forest's lock or the writer's git pipes: ``lineage``).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -101,7 +100,7 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     conv = prep.result.conversion
     try:
         request = build_node(node.node_id, SourceFile(prep.rel, path, node.size, node.mtime), prep, conv,
-                             _export_folder(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))),
+                             Path(node.source), lambda: Path(new_tmp_path(_staging(tmp_dir))),
                              name_title=name_title)
     except Exception as exc:  # noqa: BLE001 -- reported by the writer as the file's error
         return dataclasses.replace(prep, build_error=error_line(exc))
@@ -112,13 +111,6 @@ def with_request(prep: Prepared, path: str, node: NodePlan, tmp_dir: str | None,
     if conv.markdown:  # no copies for a conversion without text (media): nothing to leave behind
         result = dataclasses.replace(result, conversion=dataclasses.replace(conv, markdown=""))
     return dataclasses.replace(prep, result=result, request=request)
-
-
-@functools.lru_cache(maxsize=8)
-def _export_folder(source: str) -> Path:
-    """The export folder as a ``Path``: one per adopt (every plan names the same
-    folder), not one parsed per file."""
-    return Path(source)
 
 
 def _staging(tmp_dir: str | None) -> str:

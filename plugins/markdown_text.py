@@ -4,8 +4,7 @@ The generic fallback for text: registered with a high ``priority`` number so any
 other converter claiming these extensions goes first.
 
 Decoding: ``kit.read_text`` (UTF-8, BOMs, UTF-16/32; a legacy 8-bit fallback
-is stated in a warning); a plain UTF-8 file, the usual note, is read once and
-decoded as ``read_text`` would (``_read``). Newlines become ``\\n``.
+is stated in a warning). Newlines become ``\\n``.
 
 Markdown files may carry their own YAML frontmatter (Obsidian, Hugo, Jekyll):
 - a leading ``---`` ... ``---`` block that parses as a mapping is taken out of the
@@ -32,7 +31,6 @@ warning; the Gardener then derives a title-based summary.
 """
 from __future__ import annotations
 
-import codecs
 import datetime as dt
 import re
 from pathlib import Path
@@ -69,7 +67,7 @@ class MarkdownTextConverter:
 
     def convert(self, path: Path) -> Conversion:
         path = path if isinstance(path, Path) else Path(path)  # the host passes a Path: not parsed again
-        text, encoding_warning = _read(path)
+        text, encoding_warning = read_text(path)
         warnings: list[str] = []
         if encoding_warning:
             warnings.append(f"{path.name}: {encoding_warning}")
@@ -114,25 +112,6 @@ class MarkdownTextConverter:
             frontmatter=frontmatter,
             warnings=tuple(warnings),
         )
-
-
-def _read(path: Path) -> tuple[str, str | None]:
-    """``kit.read_text(path)``, newlines aside (the caller makes every one ``\\n``), from
-    one read of the file when it is plain UTF-8: the usual note.
-
-    ``read_text`` reads a file up to four times to decide its encoding (a byte order
-    mark, UTF-16 without one, UTF-8 over the whole file) and once more to decode it.
-    Bytes that do not start with a UTF-8 BOM, hold no NUL in their first 4 KB (so
-    they cannot read as UTF-16 without a BOM: no UTF-16/32 BOM is valid UTF-8
-    either) and decode strictly as UTF-8 are exactly the files it reads as UTF-8
-    with no warning; anything else goes to ``read_text``."""
-    data = path.read_bytes()
-    if not data.startswith(codecs.BOM_UTF8) and b"\x00" not in data[:4096]:
-        try:
-            return data.decode("utf-8"), None
-        except UnicodeDecodeError:
-            pass
-    return read_text(path)
 
 
 def _simple_frontmatter(block: str) -> dict[Any, Any] | None:

@@ -32,6 +32,10 @@ def section_span(body: str, header: str) -> tuple[int, int] | None:
 
 
 def outline(body: str) -> list[str]:
+    """The ``## `` headers of ``body`` outside fences, in order. A body without a
+    fence (most notes) has every ``## `` line as a header: one pass over its lines."""
+    if "```" not in body and "~~~" not in body:
+        return [line[3:].strip() for line in body.splitlines() if line.startswith("## ")]
     return [name for _, name in _heading_positions(body)]
 
 

@@ -57,8 +57,9 @@ class _Pack:
             raise ValueError(f"{self.idx.name} is not a version-2 pack index")
         self.count = struct.unpack(">I", data[8 + 255 * 4:8 + 256 * 4])[0]
         n = self.count
-        large = sum(1 for i in range(n) if data[1032 + 24 * n + 4 * i] & 0x80) if len(data) >= 1032 + 28 * n else 0
-        if len(data) != 1032 + 28 * n + 8 * large + 40:
+        # the tables, then 8 bytes per offset past 2 GiB, then two checksums
+        beyond = len(data) - (1032 + 28 * n + 40)
+        if beyond < 0 or beyond % 8:
             raise ValueError(f"{self.idx.name} is cut short or damaged (its length does not fit {n} objects)")
         self._ids = data[1032:1032 + 20 * n]
         self._crcs = data[1032 + 20 * n:1032 + 24 * n]

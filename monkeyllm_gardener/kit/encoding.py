@@ -46,6 +46,7 @@ from monkeyllm_gardener.conversion import ConversionError
 __all__ = ["detect_encoding", "is_blank_file", "read_text"]
 
 _CHUNK_SIZE = 1 << 16  # 64 KiB: bounded memory whatever the file size
+_UTF16_SNIFF_BYTES = 4096  # the head looked at for UTF-16 without a byte order mark
 _SAMPLE_BYTES = 1 << 17  # the detector sees at most 128 KiB of the lines holding non-ASCII
 _PREFERRED_LEGACY = "cp1252"  # the most common legacy encoding of exported text
 _DETECTOR_THRESHOLD = 0.2  # charset-normalizer's default: the most mess a reading may have
@@ -116,9 +117,29 @@ def read_text(path: Path | str) -> tuple[str, str | None]:
 
     For small files (markdown, JSON). Newlines are translated to ``\\n`` as by
     ``open()`` in text mode; the BOM, if any, is not part of the text.
+
+    The usual file is plain UTF-8, and then one read does: bytes that do not start
+    with a UTF-8 BOM, hold no NUL in their first 4 KB (so they cannot look like
+    UTF-16 without a BOM, and no UTF-16/32 BOM is valid UTF-8) and decode strictly
+    as UTF-8 are exactly what ``detect_encoding`` calls UTF-8 with no warning, after
+    opening the file up to four times. Anything else is read as it decides.
     """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.startswith(codecs.BOM_UTF8) and b"\x00" not in data[:_UTF16_SNIFF_BYTES]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:  # open()'s universal newlines
+            return (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text), None
+    return _read_detected(path)
+
+
+def _read_detected(path: Path) -> tuple[str, str | None]:
+    """``read_text`` for any file: ``detect_encoding``, then the file in text mode."""
     codec, warning = detect_encoding(path)
-    with Path(path).open("r", encoding=codec) as stream:
+    with path.open("r", encoding=codec) as stream:
         return stream.read(), warning
 
 
@@ -140,7 +161,7 @@ def _unmarked_utf16(path: Path) -> str | None:
     bytes are NUL, and almost none of the other half.
     """
     with path.open("rb") as stream:
-        head = stream.read(4096)
+        head = stream.read(_UTF16_SNIFF_BYTES)
     head = head[: len(head) // 2 * 2]
     if len(head) < 8:
         return None

@@ -71,31 +71,3 @@ def test_a_conversion_made_without_the_worker_stage_is_staged_and_counted_once_h
 
     assert request.payload is not None and request.payload.source == staged and staged.is_file()
     assert request.payload.row_counts == {"orders": 3}
-
-
-_SECTION_BODIES = [
-    "",
-    "# Title\n\nText.\n",
-    "## One\n\ntext\n\n## Two  \n### Three\n##Four\n ## Five\n## \n##\n",
-    "## Fenced\n\n```\n## not a header\n```\n\n## After\n",
-    "~~~\n## inside\n~~~\n## outside\n",
-    "  ```python\n## inside an indented fence\n```\n## after\n",
-    "```\n## a fence never closed\n",
-    "## CRLF\r\n\r\n## lone CR\r## after CR\n",
-    "text\x0c## after a form feed\x0b## after a VT\x1c## after FS\x85## after NEL\n",
-    "text\u2028## after LS\u2029## after PS\n## end without newline",
-    "## \ttab-led header\t\n## trailing\u00a0space\u00a0\n",
-    "inline `code` and ~approx~ marks, no fence\n## Header\n",
-    "`` double ticks ``\n~~ double tildes ~~\n## Header\n",
-]
-
-
-@pytest.mark.parametrize("body", _SECTION_BODIES)
-def test_source_sections_are_the_outline(body: str) -> None:
-    # the fence-free fast path and sections.outline give the same headers, in order
-    from monkeyllm_core.forest.sections import outline
-    from monkeyllm_gardener.nodes import source_sections
-
-    assert source_sections(body) == outline(body)
-    without_fences = body.replace("```", "'''").replace("~~~", "---")
-    assert source_sections(without_fences) == outline(without_fences)

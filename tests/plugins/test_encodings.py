@@ -3,6 +3,7 @@ by the CSV, markdown, text and JSON converters through the one shared decoder; d
 or undecodable bytes are an error naming the file, never mojibake with a warning."""
 from __future__ import annotations
 
+import codecs
 import json
 import random
 import sqlite3
@@ -213,3 +214,43 @@ def test_a_one_line_json_of_megabytes_in_cp1251_is_decoded(vine_cli: Any, tmp_pa
     with sqlite3.connect(forest / "cities.db") as db:
         assert db.execute("SELECT city FROM cities WHERE id IN (0, 1) ORDER BY id").fetchall() == [
             ("Санкт-Петербург",), ("Москва",)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"# Plain\n\nASCII text.\n",
+        "# Caf\u00e9 \u2014 \u65e5\u672c\n\nUTF-8 text.\n".encode(),
+        b"# CRLF\r\n\r\nline\rold mac line\r\n",
+        codecs.BOM_UTF8 + b"# BOM\n\ntext\n",
+        codecs.BOM_UTF8 + codecs.BOM_UTF8 + b"two BOMs\n",
+        "# UTF-16\n\nwith BOM\n".encode("utf-16"),
+        "# UTF-16\n\nno BOM, little endian\n".encode("utf-16-le"),
+        "# UTF-16\n\nno BOM, big endian\n".encode("utf-16-be"),
+        "# UTF-32\n\ntext\n".encode("utf-32"),
+        "# cp1252\n\nCaf\u00e9 \u201ccurly\u201d \u20ac5\n".encode("cp1252"),
+        b"a NUL\x00 in ASCII text\n",
+        b"x" * 5000 + b"\x00 a NUL past the first 4 KB\n",
+        b"\xef\xbb",  # half a BOM
+        "# Caf\u00e9 na\u00efve r\u00e9sum\u00e9\n".encode() + b"\xff\n",  # damaged UTF-8: refused
+        "# Caf\u00e9\n".encode()[:-2],  # cut in a character: refused
+        b"",
+        b"   \n\t\n",
+    ],
+)
+def test_one_read_of_plain_utf8_decodes_as_the_detected_reading(tmp_path: Path, data: bytes) -> None:
+    # read_text's one-read path for plain UTF-8 gives what detect_encoding and text mode give
+    from monkeyllm_gardener.conversion import ConversionError
+    from monkeyllm_gardener.kit.encoding import _read_detected, read_text
+
+    path = tmp_path / "note.md"
+    path.write_bytes(data)
+
+    def outcome(read: Any) -> Any:
+        try:
+            text, warning = read(path)
+        except ConversionError as exc:
+            return "error", str(exc)
+        return text, warning
+
+    assert outcome(read_text) == outcome(_read_detected)

@@ -146,15 +146,29 @@ def test_a_file_changed_after_the_first_pass_is_loaded_as_it_is_now(tmp_path: Pa
         (3, "integer", "c", "text"), (4, "integer", "d", "text")]
 
 
-def test_a_file_larger_than_the_kept_limit_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = write_csv(tmp_path / "large.csv", ["id", "v"], [[str(n), f"{n}.5"] for n in range(400)])
-    monkeypatch.setattr(csv_dataset, "_KEPT_FILE_BYTES", path.stat().st_size - 1)
-    large = CsvConverter().convert(path)
+def csv_of_size(path: Path, size: int) -> Path:
+    """A CSV of exactly ``size`` bytes: numbered rows, the last one's text padded."""
+    rows, n, written = ["id,v\n"], 0, 5
+    while written + 40 < size:
+        rows.append(f"{n},{n}.5\n")
+        written += len(rows[-1])
+        n += 1
+    room = size - written - len(f"{n},\n")
+    rows.append(f"{n},{'x' * room}\n")
+    path.write_text("".join(rows), encoding="utf-8")
+    assert path.stat().st_size == size
+    return path
+
+
+def test_a_file_larger_than_the_kept_limit_is_read_again(tmp_path: Path) -> None:
+    limit = csv_dataset._KEPT_FILE_BYTES
+    large = CsvConverter().convert(csv_of_size(tmp_path / "large.csv", limit + 1))
     assert large.rows["large"].kept is None
-    monkeypatch.setattr(csv_dataset, "_KEPT_FILE_BYTES", path.stat().st_size)
-    small = CsvConverter().convert(path)
-    assert small.rows["large"].kept is not None
-    assert stored(tmp_path, large, "large") == stored(tmp_path, small, "small")
+    small = CsvConverter().convert(csv_of_size(tmp_path / "small.csv", limit))
+    assert small.rows["small"].kept is not None
+    # the same rows either way, but for the one padding byte of the last row
+    read_again, kept = stored(tmp_path, large, "large")["large"], stored(tmp_path, small, "small")["small"]
+    assert read_again[:-1] == kept[:-1] and len(read_again) == len(kept)
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])

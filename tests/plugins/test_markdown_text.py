@@ -230,46 +230,7 @@ def test_markdown_whose_frontmatter_cannot_be_loaded_plants_with_a_warning(vine_
     assert cli.node(forest, "note")["summary"] == "Pricing review for May 2026."
 
 
-# --- fast paths: one read of a plain UTF-8 file, simple frontmatter without the parser
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        b"# Plain\n\nASCII text.\n",
-        "# Caf\u00e9 \u2014 \u65e5\u672c\n\nUTF-8 text.\n".encode(),
-        b"# CRLF\r\n\r\nline\rold mac line\r\n",
-        codecs.BOM_UTF8 + b"# BOM\n\ntext\n",
-        codecs.BOM_UTF8 + codecs.BOM_UTF8 + b"two BOMs\n",
-        "# UTF-16\n\nwith BOM\n".encode("utf-16"),
-        "# UTF-16\n\nno BOM, little endian\n".encode("utf-16-le"),
-        "# UTF-16\n\nno BOM, big endian\n".encode("utf-16-be"),
-        "# UTF-32\n\ntext\n".encode("utf-32"),
-        "# cp1252\n\nCaf\u00e9 \u201ccurly\u201d \u20ac5\n".encode("cp1252"),
-        b"a NUL\x00 in ASCII text\n",
-        b"x" * 5000 + b"\x00 a NUL past the first 4 KB\n",
-        b"\xef\xbb",  # half a BOM
-        "# Caf\u00e9 na\u00efve r\u00e9sum\u00e9\n".encode() + b"\xff\n",  # damaged UTF-8: refused
-        "# Caf\u00e9\n".encode()[:-2],  # cut in a character: refused
-        b"",
-        b"   \n\t\n",
-    ],
-)
-def test_one_read_of_plain_utf8_decodes_as_read_text(tmp_path: Path, data: bytes) -> None:
-    from monkeyllm_gardener.conversion import ConversionError
-    from monkeyllm_gardener.kit import read_text
-
-    path = tmp_path / "note.md"
-    path.write_bytes(data)
-
-    def outcome(read: Any) -> Any:
-        try:
-            text, warning = read(path)
-        except ConversionError as exc:
-            return "error", str(exc)
-        return text.replace("\r\n", "\n").replace("\r", "\n"), warning
-
-    assert outcome(markdown_text._read) == outcome(read_text)
+# --- fast path: simple frontmatter without the parser
 
 
 _FRONTMATTER_SAMPLES = [
