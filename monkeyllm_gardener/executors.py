@@ -131,8 +131,11 @@ class ConversionPool(Protocol):
     def converts_in_writer(self, total: int) -> bool:
         """True when ``total`` files are better converted in the writer itself."""
 
-    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
-        """``jobs`` cut into consecutive batches, each converted by one task."""
+    def batches(self, jobs: Iterable[ConversionJob], *, count: int,
+                names: Iterable[str]) -> Iterator[list[ConversionJob]]:
+        """``jobs`` (``count`` of them) cut into consecutive batches, each converted by
+        one task, made as they are asked for; ``names`` are the files' names, read only
+        by a pool that prepares for them before the first submit."""
 
     def submit(self, batch: list[ConversionJob]) -> Future[Any]:
         """Start converting ``batch``; the future is handed back to ``collect``."""
@@ -176,11 +179,12 @@ class ProcessConversionPool:
     def converts_in_writer(self, total: int) -> bool:
         return self.slots <= 1 or total <= 1
 
-    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
-        if self._pool is None and len(jobs) >= WARM_UP_FILES:  # the fork is at the first submit
-            warm_up(self.spec, (job.rel.rsplit("/", 1)[-1] for job in jobs))
+    def batches(self, jobs: Iterable[ConversionJob], *, count: int,
+                names: Iterable[str]) -> Iterator[list[ConversionJob]]:
+        if self._pool is None and count >= WARM_UP_FILES:  # the fork is at the first submit
+            warm_up(self.spec, names)
         # a short run still spreads over every worker (its small files may be slow ones)
-        per_batch = max(1, min(BATCH_FILES, -(-len(jobs) // self.slots)))
+        per_batch = max(1, min(BATCH_FILES, -(-count // self.slots)))
         return batched(jobs, files=per_batch, small=SMALL_FILE)
 
     def submit(self, batch: list[ConversionJob]) -> Future[Any]:
@@ -269,25 +273,23 @@ def warm_up(spec: HostSpec, names: Iterable[str]) -> None:
             pass
 
 
-def batched(jobs: list[ConversionJob], *, files: int, small: int) -> list[list[ConversionJob]]:
+def batched(jobs: Iterable[ConversionJob], *, files: int, small: int) -> Iterator[list[ConversionJob]]:
     """Consecutive runs of at most ``files`` jobs of at most ``small`` bytes each; any
-    other job a batch of its own."""
-    out: list[list[ConversionJob]] = []
+    other job a batch of its own. Lazy: a batch is made when asked for."""
     run: list[ConversionJob] = []
     for job in jobs:
         if job.size > small:
             if run:
-                out.append(run)
+                yield run
                 run = []
-            out.append([job])
+            yield [job]
             continue
         run.append(job)
         if len(run) == files:
-            out.append(run)
+            yield run
             run = []
     if run:
-        out.append(run)
-    return out
+        yield run
 
 
 def _forked_pool(workers: int) -> ProcessPoolExecutor:
@@ -330,8 +332,9 @@ class DaskConversionPool:
     def converts_in_writer(self, total: int) -> bool:
         return False  # the user asked for the cluster: never convert on the writer's machine
 
-    def batches(self, jobs: list[ConversionJob]) -> list[list[ConversionJob]]:
-        return [[job] for job in jobs]
+    def batches(self, jobs: Iterable[ConversionJob], *, count: int,
+                names: Iterable[str]) -> Iterator[list[ConversionJob]]:
+        return ([job] for job in jobs)
 
     def submit(self, batch: list[ConversionJob]) -> Future[Any]:
         (job,) = batch

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .executors import ConversionPool, ExecutorChoice
     from .host.plugin_host import PluginHost
     from .prepared import Prepared
+    from .slugs import FileIds
+    from .walked_files import WalkedFiles
 
 # Only what a sync that finds nothing to do runs is imported above: the writer
 # (``Vine``), the executors, the node builder, the plugin host, the converters
@@ -70,15 +72,58 @@ class _Branches:
         self.known: set[str] = set()  # branch ids that exist (or are in a dry run's plan)
 
 
+class _Tasks:
+    """The files a reconcile converts, as ``_Task``s in walk order, made one folder at
+    a time when iterated (each time the same): a 50,000-file adopt holds the compact
+    walk and a byte per file, not a task, an id and a job per file from the first
+    conversion to the last plant, in the writer and in every worker forked from it."""
+
+    def __init__(self, files: WalkedFiles, chosen: bytearray, count: int, by_rel: Mapping[str, dict[str, Any]],
+                 file_ids: Callable[[], FileIds], add_dest: Callable[[str], str]) -> None:
+        self._files = files
+        self._chosen = chosen  # one byte per walked file: 1 when it is converted
+        self._count = count
+        self._by_rel = by_rel  # source path -> its node's catalog row (not a branch's)
+        self._file_ids = file_ids  # made on first use: a sync with nothing to convert settles no id
+        self._add_dest = add_dest
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[_Task]:
+        if not self._count:
+            return
+        ids = self._file_ids()
+        start = 0
+        for _, files in self._files.by_folder():
+            end = start + len(files)
+            if self._chosen.find(1, start, end) != -1:
+                # a folder's ids are settled among all its files, converted or not, as before
+                folder_ids = ids.of([f.rel for f in files])
+                for f, chosen in zip(files, self._chosen[start:end]):
+                    if chosen:
+                        row = self._by_rel.get(f.rel)
+                        node_id = row["id"] if row else self._add_dest(folder_ids[f.rel])
+                        yield _Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
+                                    name_title=told_apart_by_extension(node_id, f.rel))
+            start = end
+
+    def names(self) -> Iterator[str]:
+        """The converted files' names, in walk order (no id is settled for them)."""
+        for f, chosen in zip(self._files, self._chosen):
+            if chosen:
+                yield f.rel.rpartition("/")[2]
+
+
 class _Plan(NamedTuple):
     """What one source's reconcile must do (``Gardener._plan``)."""
 
-    tasks: list[_Task]  # the files to convert, in walk order
+    tasks: _Tasks  # the files to convert, in walk order
     vanished: list[tuple[str, dict[str, Any]]]  # (source path, catalog row) of the nodes whose file is gone
     branches: _Branches
     prefix: str  # the origin URI every file of the source starts with
     origin_of: Callable[[str], str]
-    walked: set[str]  # every walked file's source path (in scope or not)
+    walked: WalkedFiles  # every walked file (in scope or not): ``rel in walked``
     scoped: bool  # --path limited the reconcile to one folder
 
 
@@ -288,7 +333,7 @@ class Gardener:
         catalog alone (nothing written): the files it reports as they are (unchanged,
         unsupported, failed before, set aside) go into ``report``; the ones to convert
         and the nodes whose file vanished are returned."""
-        from .slugs import assign_dir_ids, assign_ids
+        from .slugs import FileIds, assign_dir_ids
         if not source.is_dir():
             raise VineError("E_NOT_FOUND", f"source {source} is not a folder",
                             "Pass the export folder to adopt.")
@@ -300,7 +345,6 @@ class Gardener:
         report.skipped += [f"{rel}: {reason}" for rel, reason in walk.skipped if in_scope(rel)]
         report.errors += [f"{rel}: {reason}" for rel, reason in walk.errors if in_scope(rel)]
         report.unsupported += [f"{rel}: {reason}" for rel, reason in walk.unsupported if in_scope(rel)]
-        files = [f for f in walk.files if in_scope(f.rel)]
 
         prefix = file_uri(source) + "/"
         origin_of = origins_under(source)
@@ -310,22 +354,25 @@ class Gardener:
         by_rel = {row["source_path"]: row for row in existing.values()
                   if row.get("source_path") is not None and row["origin"] == origin_of(row["source_path"])}
         taken_dirs = {rel: row["id"] for rel, row in by_rel.items() if row["type"] == "branch"}
-        taken_files = {rel: row["id"] for rel, row in by_rel.items() if row["type"] != "branch"}
+        file_rows = {rel: row for rel, row in by_rel.items() if row["type"] != "branch"}
         unprefix = (lambda node_id: node_id[len(dest) + 1:] if dest else node_id)
         dir_ids = assign_dir_ids(walk.dirs, {r: unprefix(i) for r, i in taken_dirs.items()})
-        file_ids = assign_ids([f.rel for f in walk.files], {r: unprefix(i) for r, i in taken_files.items()},
-                              dir_ids=dir_ids)
         add_dest = (lambda node_id: f"{dest}/{node_id}" if dest else node_id)
         branches = _Branches(source, dest, {d: add_dest(i) for d, i in dir_ids.items()})
 
-        tasks: list[_Task] = []
-        for f in files:
-            row = by_rel.get(f.rel) if by_rel.get(f.rel, {}).get("type") != "branch" else None
-            node_id = row["id"] if row else add_dest(file_ids[f.rel])
-            if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
-                report.unchanged.append(node_id)
+        # one pass decides every file; the tasks are made from its verdicts when planted
+        chosen = bytearray(len(walk.files))
+        count = 0
+        unwalked = set(file_rows)
+        for index, f in enumerate(walk.files):
+            unwalked.discard(f.rel)
+            if not in_scope(f.rel):
                 continue
-            unsupported = self.remembered.unsupported_reason(os.path.basename(f.location))
+            row = file_rows.get(f.rel)
+            if row and not row["stale"] and row["source_size"] == f.size and row["source_mtime"] == round(f.mtime, 3):
+                report.unchanged.append(row["id"])
+                continue
+            unsupported = self.remembered.unsupported_reason(f.rel.rpartition("/")[2])
             if unsupported is not None:
                 # decided from the name alone: a folder of videos is not hashed on every sync
                 report.unsupported.append(f"{f.rel}: {unsupported}")
@@ -336,14 +383,16 @@ class Gardener:
             if failed is not None:
                 getattr(report, failed.list_name).append(f"{f.rel}: {failed.line}{NOT_RETRIED}")
                 continue
-            tasks.append(_Task(f, node_id, row, row["source_hash"] if row and not row["stale"] else None,
-                               name_title=told_apart_by_extension(node_id, f.rel)))
+            chosen[index] = 1
+            count += 1
 
-        walked = {f.rel for f in walk.files}
-        vanished = [(rel, row) for rel, row in sorted(by_rel.items())
-                    if row["type"] != "branch" and rel not in walked and in_scope(rel)]
+        def file_ids() -> FileIds:
+            return FileIds({r: unprefix(row["id"]) for r, row in file_rows.items()}, dir_ids)
+
+        tasks = _Tasks(walk.files, chosen, count, file_rows, file_ids, add_dest)
+        vanished = [(rel, file_rows[rel]) for rel in sorted(unwalked) if in_scope(rel)]
         return _Plan(tasks=tasks, vanished=vanished, branches=branches, prefix=prefix, origin_of=origin_of,
-                     walked=walked, scoped=bool(scope))
+                     walked=walk.files, scoped=bool(scope))
 
     def _forget_vanished_failures(self, plan: _Plan) -> None:
         if not plan.scoped:  # a file gone from the source has nothing left to retry
@@ -382,12 +431,13 @@ class Gardener:
             branches.known.add(branch_id)
             report.branches.append(branch_id)
 
-    def _prepared(self, vine: Vine, tasks: list[_Task], pool: ConversionPool, source: Path) -> Iterator[_Ready]:
+    def _prepared(self, vine: Vine, tasks: _Tasks, pool: ConversionPool, source: Path) -> Iterator[_Ready]:
         """Worker results in walk order, with a bounded number in flight.
 
         Local workers die with this process (``init_worker``). Before waiting for a
         result that is not ready, the writer checkpoints: what it planted meanwhile
-        reaches the branch instead of waiting on a conversion."""
+        reaches the branch instead of waiting on a conversion. Tasks, jobs and batches
+        are made as the window moves: only the files in flight are held."""
         total = len(tasks)
         tmp_dir = str(self.forest / TMP_DIR)
         # leftovers of a killed run (we hold the writer lock, so nobody else uses them)
@@ -412,29 +462,33 @@ class Gardener:
             return
         from .executors import WINDOW_PER_SLOT, ConversionJob
         window = pool.slots * WINDOW_PER_SLOT  # files in flight
-        jobs = [ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
-                              name_title=t.name_title, size=t.file.size, node=plan_of(t)) for t in tasks]
-        batches = pool.batches(jobs)  # consecutive files, one task each: results come in walk order
-        futures: list[Future[Any] | None] = []
+        queued: deque[_Task] = deque()  # the tasks whose jobs were made, in order: results pair with them
+
+        def jobs() -> Iterator[ConversionJob]:
+            for t in tasks:
+                queued.append(t)
+                yield ConversionJob(path=t.file.location, rel=t.file.rel, known_hash=t.known_hash,
+                                    name_title=t.name_title, size=t.file.size, node=plan_of(t))
+
+        # consecutive files, one task each: results come in walk order
+        batches = pool.batches(jobs(), count=total, names=tasks.names())
+        next_batch = next(batches, None)
+        in_flight: deque[tuple[Future[Any], list[ConversionJob]]] = deque()
         submitted = 0  # files in the batches submitted so far
-        collected = 0  # batches collected so far
         results: deque[Prepared] = deque()  # the current batch's results not yet yielded
-        for i, task in enumerate(tasks):
-            while len(futures) < len(batches) and submitted < i + window:
-                batch = batches[len(futures)]
-                futures.append(pool.submit(batch))
-                submitted += len(batch)
+        for i in range(total):
+            while next_batch is not None and submitted < i + window:
+                in_flight.append((pool.submit(next_batch), next_batch))
+                submitted += len(next_batch)
+                next_batch = next(batches, None)
             self._tick(i, total)
             if not results:  # this task's file opens the next batch
-                future = futures[collected]
-                assert future is not None
+                future, batch = in_flight.popleft()
                 if not future.done() and not _ready_soon(future):
                     vine.flush()
                 # a worker that died: those files fail, the run goes on
-                results.extend(pool.collect(future, batches[collected]))
-                futures[collected] = None  # free the results
-                collected += 1
-            yield _Ready(task, results.popleft())
+                results.extend(pool.collect(future, batch))
+            yield _Ready(queued.popleft(), results.popleft())
 
     def _tick(self, done: int, total: int) -> None:
         if self.progress is not None:

@@ -248,34 +248,66 @@ def assign_ids(
     taken = dict(taken or {})
     if dir_ids is None:
         dir_ids = assign_dir_ids({_parent(r) for r in rels if _parent(r)})
-    used = set(taken.values())
-    candidates: dict[str, str] = {}
-    assigned: dict[str, str] = {}
+    else:
+        # a directory the caller did not list is derived the natural way, in the order
+        # the files name it (before any taken file's: FileIds derives those)
+        dir_ids = dict(dir_ids)
+        for rel in rels:
+            parent = _parent(rel)
+            if rel not in taken and parent and parent not in dir_ids:
+                dir_ids.update(assign_dir_ids([parent], dir_ids))
+    return FileIds(taken, dir_ids).of(rels)
 
-    def branch_prefix(rel: str) -> str:
-        nonlocal dir_ids
+
+class FileIds:
+    """``assign_ids`` one folder at a time: ``of(rels)`` gives files the ids that one
+    ``assign_ids`` call over every file of the source gives them, so a reconcile can
+    settle a folder's ids when it reaches the folder instead of holding every file's.
+
+    A file's id lies under its folder's branch prefix (a slug has no ``/``, and a
+    suffix or an extension only lengthens the slug), and each folder has its own
+    prefix, so files of two folders never compete for an id: a folder's files settle
+    among themselves, against the taken ids under their prefix alone. ``of`` keeps
+    nothing between calls (asked twice, it answers twice the same)."""
+
+    def __init__(self, taken: Mapping[str, str], dir_ids: Mapping[str, str]) -> None:
+        self._taken = taken
+        self._dir_ids = dict(dir_ids)
+        self._used: dict[str, set[str]] = {}  # id prefix -> the taken ids under it
+        for node_id in taken.values():
+            self._used.setdefault(node_id.rpartition("/")[0], set()).add(node_id)
+        # branch prefix -> the taken files of that folder: a new file shares a natural
+        # id with an adopted one only there (their extensions then tell them apart)
+        self._adopted: dict[str, list[str]] = {}
+        for rel in taken:
+            self._adopted.setdefault(self._branch_prefix(rel), []).append(rel)
+
+    def _branch_prefix(self, rel: str) -> str:
         parent = _parent(rel)
-        if parent and parent not in dir_ids:
-            # A directory the caller did not list: derive it the natural way.
-            dir_ids = {**dir_ids, **assign_dir_ids([parent], {k: v for k, v in dir_ids.items()})}
-        return _branch_prefix(dir_ids[parent]) if parent else ""
+        if parent and parent not in self._dir_ids:
+            # a directory the caller did not list (a taken file's, gone): derive it the natural way
+            self._dir_ids.update(assign_dir_ids([parent], self._dir_ids))
+        return _branch_prefix(self._dir_ids[parent]) if parent else ""
 
-    def natural(rel: str) -> str:
-        prefix = branch_prefix(rel)
+    def _natural(self, rel: str) -> str:
+        prefix = self._branch_prefix(rel)
         slug = slugify(rel.rpartition("/")[2], is_file=True)
         return f"{prefix}/{slug}" if prefix else slug
 
-    for rel in rels:
-        if rel in taken:
-            assigned[rel] = taken[rel]
-        else:
-            candidates[rel] = natural(rel)
-    # an adopted file can share a natural id with a new one only in the same branch
-    # (a slug has no "/"): a sync slugs the names of those branches alone
-    new_prefixes = {candidate.rpartition("/")[0] for candidate in candidates.values()}
-    adopted: dict[str, set[str]] = {}
-    for rel in taken:
-        if branch_prefix(rel) in new_prefixes:
-            adopted.setdefault(natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
-    assigned.update(_settle(_with_extensions(candidates, used, adopted), used, _suffix_file_id))
-    return assigned
+    def of(self, rels: Iterable[str]) -> dict[str, str]:
+        """The id of each of ``rels`` (usually one folder's files)."""
+        assigned: dict[str, str] = {}
+        by_prefix: dict[str, dict[str, str]] = {}  # id prefix -> {rel: natural id}
+        for rel in rels:
+            if rel in self._taken:
+                assigned[rel] = self._taken[rel]
+            else:
+                candidate = self._natural(rel)
+                by_prefix.setdefault(candidate.rpartition("/")[0], {})[rel] = candidate
+        for prefix, candidates in by_prefix.items():
+            used = set(self._used.get(prefix, ()))
+            adopted: dict[str, set[str]] = {}
+            for rel in self._adopted.get(prefix, ()):
+                adopted.setdefault(self._natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
+            assigned.update(_settle(_with_extensions(candidates, used, adopted), used, _suffix_file_id))
+        return assigned

@@ -63,6 +63,8 @@ import unicodedata
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
+from .walked_files import SourceFile, WalkedFiles  # SourceFile: imported from here, where it was made
+
 # Skipped silently, matched case-insensitively against one name (Windows and macOS
 # write these names in varying case).
 NOISE_DIR_NAMES = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", "_derived", "_assets"})
@@ -83,24 +85,9 @@ class WalkError(Exception):
         self.hint = hint
 
 
-class SourceFile(NamedTuple):
-    """One walked file. A tuple, its ``Path`` made when asked for: a sync walks
-    every file and needs only ``rel``, ``size`` and ``mtime`` of the unchanged ones
-    (a ``Path`` and a frozen dataclass per file were a third of a walk's time)."""
-
-    rel: str  # posix path relative to the source root, exactly as named on disk
-    location: str  # absolute path (for a followed file link: the link itself)
-    size: int  # bytes (of the link's target for a followed link)
-    mtime: float  # seconds since the epoch (of the link's target for a followed link)
-
-    @property
-    def path(self) -> Path:
-        return Path(self.location)
-
-
 class WalkResult(NamedTuple):
     dirs: list[str]  # parents before children; the root is not listed
-    files: list[SourceFile]
+    files: WalkedFiles  # in walk order; compact (walked_files)
     skipped: list[tuple[str, str]]  # (rel, reason): set aside on purpose
     errors: list[tuple[str, str]]  # (rel, reason): broken entries
     unsupported: list[tuple[str, str]]  # (rel, reason): not followed
@@ -193,7 +180,7 @@ def walk_source(source: Path, *, forest: Path | None = None, ignore: Sequence[st
         )
     root = Path(os.path.abspath(source))
     ignore_regex = compile_ignore(ignore)
-    result = WalkResult(dirs=[], files=[], skipped=[], errors=[], unsupported=[])
+    result = WalkResult(dirs=[], files=WalkedFiles(str(root)), skipped=[], errors=[], unsupported=[])
     # An explicit stack (not recursion) so a very deep tree cannot hit the recursion limit.
     # Each item is (absolute dir path, rel prefix + "/"); subfolders are pushed in
     # reverse so they pop in sorted order: depth-first and sorted.
@@ -304,7 +291,7 @@ def _visit_file(entry: os.DirEntry[str], rel: str, result: WalkResult, *, has_wa
             mtime = max(mtime, os.stat(entry.path + "-wal").st_mtime)
         except OSError:  # checkpointed away meanwhile: the main file holds every row
             pass
-    result.files.append(SourceFile(rel, entry.path, info.st_size, mtime))
+    result.files.add(rel, info.st_size, mtime)  # entry.path, its location, is the root joined with rel
 
 
 def _visit_link(
@@ -330,7 +317,7 @@ def _visit_link(
         # A link must not smuggle in what the walk prunes (.git/config, a nested forest).
         result.unsupported.append((rel, "link to a skipped or ignored path: not followed"))
         return
-    result.files.append(SourceFile(rel, entry.path, info.st_size, info.st_mtime))
+    result.files.add(rel, info.st_size, info.st_mtime)
 
 
 def _is_skipped_target(target_real: str, source_real: str, ignore_regex: re.Pattern[str] | None) -> bool:

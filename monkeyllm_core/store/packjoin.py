@@ -46,35 +46,55 @@ _TRAILER = 20  # the SHA-1 of everything before it
 _CHUNK = 1 << 20
 
 
+# the index records read from the packs at a time, over all of them: what a join holds
+# of the packs' indexes, however many objects and packs the session wrote
+_RECORDS_AT_ONCE = 1 << 16
+
+
 class _Pack:
-    """One pack's index, read whole (28 bytes an object): its ids, CRCs and offsets."""
+    """One pack's index, read a chunk at a time: 20-byte ids, 4-byte CRCs and 4-byte
+    offsets (8-byte ones past 2 GiB), in id order."""
 
     def __init__(self, pack_dir: Path, sha: str) -> None:
         self.pack = pack_dir / f"pack-{sha}.pack"
         self.idx = pack_dir / f"pack-{sha}.idx"
-        data = self.idx.read_bytes()
-        if data[:8] != _IDX_MAGIC or len(data) < 1032 + 40:
+        with open(self.idx, "rb") as handle:
+            head = handle.read(1032)
+            length = os.fstat(handle.fileno()).st_size
+        if head[:8] != _IDX_MAGIC or length < 1032 + 40:
             raise ValueError(f"{self.idx.name} is not a version-2 pack index")
-        self.count = struct.unpack(">I", data[8 + 255 * 4:8 + 256 * 4])[0]
-        n = self.count
+        self.fanout = struct.unpack(">256I", head[8:1032])  # objects whose id starts at or below each byte
+        self.count = n = self.fanout[255]
         # the tables, then 8 bytes per offset past 2 GiB, then two checksums
-        beyond = len(data) - (1032 + 28 * n + 40)
+        beyond = length - (1032 + 28 * n + 40)
         if beyond < 0 or beyond % 8:
             raise ValueError(f"{self.idx.name} is cut short or damaged (its length does not fit {n} objects)")
-        self._ids = data[1032:1032 + 20 * n]
-        self._crcs = data[1032 + 20 * n:1032 + 24 * n]
-        self._offsets = data[1032 + 24 * n:1032 + 28 * n]
-        self._large = data[1032 + 28 * n:len(data) - 40]
+        self._large_at, self._large_length = 1032 + 28 * n, beyond
         self.size = self.pack.stat().st_size
 
-    def entries(self, shift: int) -> Iterator[tuple[bytes, bytes, int]]:
-        """(id, CRC-32 as stored, offset in the joined pack), in id order."""
-        ids, crcs, offsets, large = self._ids, self._crcs, self._offsets, self._large
-        for i in range(self.count):
-            (offset,) = struct.unpack_from(">I", offsets, 4 * i)
-            if offset & _LARGE_OFFSET:
-                (offset,) = struct.unpack_from(">Q", large, 8 * (offset & ~_LARGE_OFFSET))
-            yield ids[20 * i:20 * i + 20], crcs[4 * i:4 * i + 4], offset + shift
+    def _read(self, at: int, length: int) -> bytes:
+        # opened per chunk: a session of thousands of packs must not hold thousands of files open
+        with open(self.idx, "rb") as handle:
+            handle.seek(at)
+            data = handle.read(length)
+        if len(data) != length:
+            raise ValueError(f"{self.idx.name} is cut short or damaged")
+        return data
+
+    def entries(self, shift: int, per_read: int = 4096) -> Iterator[tuple[bytes, bytes, int]]:
+        """(id, CRC-32 as stored, offset in the joined pack), in id order, ``per_read``
+        records read at a time."""
+        n = self.count
+        large = self._read(self._large_at, self._large_length) if self._large_length else b""
+        for first in range(0, n, per_read):
+            count = min(per_read, n - first)
+            ids = self._read(1032 + 20 * first, 20 * count)
+            crcs = self._read(1032 + 20 * n + 4 * first, 4 * count)
+            offsets = struct.unpack(f">{count}I", self._read(1032 + 24 * n + 4 * first, 4 * count))
+            for i, offset in enumerate(offsets):
+                if offset & _LARGE_OFFSET:
+                    (offset,) = struct.unpack_from(">Q", large, 8 * (offset & ~_LARGE_OFFSET))
+                yield ids[20 * i:20 * i + 20], crcs[4 * i:4 * i + 4], offset + shift
 
 
 def join_packs(pack_dir: Path, shas: list[str]) -> str | None:
@@ -90,14 +110,10 @@ def join_packs(pack_dir: Path, shas: list[str]) -> str | None:
     temp_pack, temp_idx = pack_dir / f"{stem}.pack", pack_dir / f"{stem}.idx"
     try:
         pack_sha, shifts = _write_pack(temp_pack, packs)
-        index = _index(packs, shifts, pack_sha)
-        if index is None:
+        if not _write_index(temp_idx, packs, shifts, pack_sha):
             temp_pack.unlink()
+            temp_idx.unlink()
             return None
-        with open(temp_idx, "xb") as handle:
-            handle.write(index)
-            handle.flush()
-            os.fsync(handle.fileno())
         name = f"pack-{pack_sha.hex()}"
         os.chmod(temp_pack, 0o444)
         os.chmod(temp_idx, 0o444)
@@ -143,27 +159,40 @@ def _write_pack(path: Path, packs: list[_Pack]) -> tuple[bytes, list[int]]:
     return pack_sha, shifts
 
 
-def _index(packs: list[_Pack], shifts: list[int], pack_sha: bytes) -> bytes | None:
-    """The version-2 index of the joined pack, merged from the packs' own (each in id
-    order already); None when an object is in two of them."""
-    fanout = [0] * 256
-    ids, crcs, small, large = bytearray(), bytearray(), bytearray(), bytearray()
+def _write_index(path: Path, packs: list[_Pack], shifts: list[int], pack_sha: bytes) -> bool:
+    """Write the version-2 index of the joined pack, merged from the packs' own (each
+    in id order already), and fsync it; False (the file left to remove) when an
+    object is in two of them. The ids go straight to the file; only the CRCs and
+    offsets, 8 bytes an object, wait in memory for their place after them."""
+    hasher = hashlib.sha1()
+    per_read = max(64, _RECORDS_AT_ONCE // len(packs))
+    crcs, small, large = bytearray(), bytearray(), bytearray()
+    ids = bytearray()
     last = b""
-    for object_id, crc, offset in heapq.merge(*(p.entries(s) for p, s in zip(packs, shifts))):
-        if object_id == last:
-            return None
-        last = object_id
-        fanout[object_id[0]] += 1
-        ids += object_id
-        crcs += crc
-        if offset < _LARGE_OFFSET:
-            small += struct.pack(">I", offset)
-        else:
-            small += struct.pack(">I", _LARGE_OFFSET | (len(large) // 8))
-            large += struct.pack(">Q", offset)
-    running = 0
-    for first_byte in range(256):
-        running += fanout[first_byte]
-        fanout[first_byte] = running
-    index = b"".join((_IDX_MAGIC, struct.pack(">256I", *fanout), ids, crcs, small, large, pack_sha))
-    return index + hashlib.sha1(index).digest()
+    with open(path, "xb") as out:
+        def write(data: bytes | bytearray) -> None:
+            out.write(data)
+            hasher.update(data)
+
+        # the joined fanout is the sum of the packs' (an object in two packs stops the join below)
+        write(_IDX_MAGIC + struct.pack(">256I", *map(sum, zip(*(pack.fanout for pack in packs)))))
+        for object_id, crc, offset in heapq.merge(*(p.entries(s, per_read) for p, s in zip(packs, shifts))):
+            if object_id == last:
+                return False
+            last = object_id
+            ids += object_id
+            if len(ids) >= _CHUNK:
+                write(ids)
+                ids.clear()
+            crcs += crc
+            if offset < _LARGE_OFFSET:
+                small += struct.pack(">I", offset)
+            else:
+                small += struct.pack(">I", _LARGE_OFFSET | (len(large) // 8))
+                large += struct.pack(">Q", offset)
+        for part in (ids, crcs, small, large, pack_sha):
+            write(part)
+        out.write(hasher.digest())
+        out.flush()
+        os.fsync(out.fileno())
+    return True

@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm_core.store.packfile import PackEntry, PackWriter, build_pack_index
 from monkeyllm_core.store.history import JOIN_FROM_PACKS
-from monkeyllm_core.store.packjoin import _Pack, _index, join_packs
+from monkeyllm_core.store.packjoin import _Pack, _write_index, join_packs
 
 from _git_runs import git_bytes  # tests/core is on sys.path
 from test_packfile import markdown_text, object_id, pack_dir_of, read_objects, verify_pack
@@ -92,6 +92,17 @@ def test_a_multi_pack_index_leaves_the_packs_to_git(repo: Path):
     assert read_objects(repo, list(written)) == written
 
 
+def test_an_index_read_a_few_records_at_a_time_gives_every_record_once(repo: Path):
+    # a join reads each pack's index in chunks (a session's thousands of packs are never
+    # held whole): any chunk size gives the same records, in id order
+    shas, written = session_packs(repo, packs=1, per_pack=25)
+    pack = _Pack(pack_dir_of(repo), shas[0])
+    whole = list(pack.entries(100))
+    assert len(whole) == len(written) == 50 and [e[0] for e in whole] == sorted(e[0] for e in whole)
+    for per_read in (1, 3, 7, 49, 50):
+        assert list(pack.entries(100, per_read)) == whole
+
+
 def test_offsets_past_2gb_are_read_and_written_in_the_large_offset_table(tmp_path: Path):
     # a real pack past 2 GiB is too big for a test: an index with large offsets is
     # read back, shifted past 2 GiB and written, and `git show-index` reads the result
@@ -103,7 +114,8 @@ def test_offsets_past_2gb_are_read_and_written_in_the_large_offset_table(tmp_pat
     pack = _Pack(tmp_path, "ab")
     assert [(sha, offset) for sha, _, offset in pack.entries(0)] == sorted((e.sha, e.offset) for e in entries)
     shift = 2**31
-    index = _index([pack], [shift], rng.randbytes(20))
+    assert _write_index(tmp_path / "joined.idx", [pack], [shift], rng.randbytes(20))
+    index = (tmp_path / "joined.idx").read_bytes()
     shown = subprocess.run(["git", "show-index"], input=index, capture_output=True, check=True).stdout.decode()
     parsed = {(int(line.split()[0]), line.split()[1]) for line in shown.splitlines()}
     assert parsed == {(e.offset + shift, e.sha.hex()) for e in entries}

@@ -4,6 +4,7 @@ back once, in order, whichever way the export mixes small and big files."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 from monkeyllm_gardener.executors import SMALL_FILE, ConversionJob, batched
 from monkeyllm_gardener.pipeline import Gardener
@@ -14,7 +15,7 @@ def jobs(*sizes: int) -> list[ConversionJob]:
     return [ConversionJob(path=f"/x/{i}", rel=f"{i}", known_hash=None, size=size) for i, size in enumerate(sizes)]
 
 
-def rels(batches: list[list[ConversionJob]]) -> list[list[str]]:
+def rels(batches: Iterable[list[ConversionJob]]) -> list[list[str]]:
     return [[job.rel for job in batch] for batch in batches]
 
 
@@ -24,16 +25,36 @@ def test_small_files_are_cut_into_runs_and_a_big_one_is_a_batch_of_its_own() -> 
     assert rels(batched(jobs(10, big, 10, 10, big, big), files=8, small=SMALL_FILE)) == [
         ["0"], ["1"], ["2", "3"], ["4"], ["5"]]
     assert rels(batched(jobs(SMALL_FILE), files=8, small=SMALL_FILE)) == [["0"]]
-    assert batched([], files=8, small=SMALL_FILE) == []
+    assert list(batched([], files=8, small=SMALL_FILE)) == []
+
+
+def test_batches_are_cut_as_they_are_asked_for() -> None:
+    made = []
+
+    def endless():  # an export's jobs, made one by one as the pipeline walks its folders
+        i = 0
+        while True:
+            made.append(i)
+            yield ConversionJob(path=f"/x/{i}", rel=f"{i}", known_hash=None, size=10)
+            i += 1
+
+    runs = batched(endless(), files=4, small=SMALL_FILE)
+    assert rels([next(runs), next(runs)]) == [["0", "1", "2", "3"], ["4", "5", "6", "7"]]
+    assert made == list(range(8))  # no job beyond the second batch was made
 
 
 def test_a_short_run_of_small_files_still_spreads_over_every_worker(tmp_path: Path) -> None:
     from monkeyllm_gardener.executors import BATCH_FILES, ProcessConversionPool
     from monkeyllm_gardener.host import HostSpec
     pool = ProcessConversionPool(spec=HostSpec(), tmp_dir=tmp_path, jobs=2)  # forks nothing until a submit
-    assert rels(pool.batches(jobs(10, 10, 10, 10, 10))) == [["0", "1", "2"], ["3", "4"]]
-    assert rels(pool.batches(jobs(10))) == [["0"]]
-    assert [len(b) for b in pool.batches(jobs(*[10] * 40))] == [BATCH_FILES] * (40 // BATCH_FILES)
+
+    def batches(*sizes: int) -> list[list[ConversionJob]]:
+        made = jobs(*sizes)
+        return list(pool.batches(iter(made), count=len(made), names=(job.rel for job in made)))
+
+    assert rels(batches(10, 10, 10, 10, 10)) == [["0", "1", "2"], ["3", "4"]]
+    assert rels(batches(10)) == [["0"]]
+    assert [len(b) for b in batches(*[10] * 40)] == [BATCH_FILES] * (40 // BATCH_FILES)
     pool.close()
 
 

@@ -7,7 +7,8 @@ import unicodedata
 
 import pytest
 
-from monkeyllm_gardener.slugs import assign_dir_ids, assign_ids, node_id_for, slugify, told_apart_by_extension
+from monkeyllm_gardener.slugs import (FileIds, assign_dir_ids, assign_ids, node_id_for, slugify,
+                                      told_apart_by_extension)
 
 SAFE_ID = re.compile(r"^[a-z0-9-]+(/[a-z0-9-]+)*(/_index)?$|^_index$")
 
@@ -177,6 +178,44 @@ def test_directory_ids_do_not_depend_on_order_and_keep_taken() -> None:
     assert kept["b"] == "bee/_index"
     assert kept["b/C"] == "bee/c/_index"
     assert kept["B"] == "b/_index"  # "b" now lives elsewhere, so "B" gets the plain slug
+
+
+def test_one_folder_at_a_time_gives_every_file_the_id_one_call_over_all_gives() -> None:
+    # a reconcile settles a folder's ids when it reaches the folder (FileIds.of); the
+    # exports here are made of every kind of tie: case, NFC/NFD, extensions, a squatter
+    # on a suffixed id, colliding folders, ids taken by files still there or gone
+    rng = random.Random(11)
+    names = ["Report.md", "report.md", "report.txt", "Report.docx", "a.md", "A.md", f"x-{sha6('d1/X.md')}.md",
+             "X.md", "x.md", "con.txt", unicodedata.normalize("NFC", "Ré.md"), unicodedata.normalize("NFD", "Ré.md"),
+             "q1.csv", "Q1.xlsx", "notes", ".env", "data.json", "data.csv"]
+    folders = ["", "d1", "D1", "d1/sub", "d-1", "Q1 2023", "q1-2023", "x/y", "x"]
+
+    def export(low: int, high: int) -> list[str]:
+        return sorted({"/".join(filter(None, (rng.choice(folders), rng.choice(names))))
+                       for _ in range(rng.randint(low, high))})
+
+    told_apart = 0
+    for _ in range(400):
+        earlier = export(0, 12)
+        earlier_dirs = assign_dir_ids(sorted({r.rpartition("/")[0] for r in earlier} - {""}))
+        taken = {r: i for r, i in assign_ids(earlier, dir_ids=earlier_dirs).items() if rng.random() < 0.7}
+        rels = export(1, 30)
+        dirs = sorted({r.rpartition("/")[0] for r in rels} - {""})
+        dir_ids = assign_dir_ids(dirs, {d: i for d, i in earlier_dirs.items() if rng.random() < 0.5})
+        everything = assign_ids(rels, taken, dir_ids=dir_ids)
+        ids = FileIds(taken, dir_ids)
+        by_folder: dict[str, list[str]] = {}
+        for rel in rels:
+            by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
+        one_at_a_time = {}
+        for folder_rels in by_folder.values():
+            one_at_a_time.update(ids.of(folder_rels))
+        assert one_at_a_time == everything
+        assert ids.of(rels) == everything  # asked again, the same answers
+        new_ids = [everything[r] for r in rels if r not in taken]
+        assert len(set(new_ids)) == len(new_ids) and not set(new_ids) & set(taken.values())
+        told_apart += sum(told_apart_by_extension(everything[r], r) for r in rels)
+    assert told_apart > 100  # the ties really happened
 
 
 def test_files_in_unlisted_directories_still_get_ids() -> None:

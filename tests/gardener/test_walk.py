@@ -278,6 +278,37 @@ def test_five_thousand_files_walk_whole_and_in_order(tmp_path: Path) -> None:
     assert rels(result)[-1] == "dir49/sub/note 099.md"
 
 
+def test_the_walked_files_are_kept_compact_and_read_back_exactly(tmp_path: Path) -> None:
+    # the walk keeps one string of names and two arrays per folder (walked_files): every
+    # file reads back as the SourceFile the walk saw, by index, in order and by folder
+    names = ["b.md", "a b.txt", "é\u0301.md", "x\ny.md", "z"]
+    for folder in ("", "one", "one/two", "three"):
+        for name in names:
+            make(tmp_path / folder if folder else tmp_path, name, name.encode())
+    os.utime(tmp_path / "one" / "z", (0, 1_700_000_000.123456789))
+    result = walk_source(tmp_path)
+    seen = []
+    for dirpath, _, files in os.walk(tmp_path):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            seen.append((os.path.relpath(path, tmp_path).replace(os.sep, "/"), path, os.stat(path)))
+    assert len(result.files) == len(seen) == 20
+    by_rel = {f.rel: f for f in result.files}
+    for rel, path, info in seen:
+        f = by_rel[rel]
+        assert (f.location, f.size, f.mtime) == (path, info.st_size, info.st_mtime)  # the float, exactly
+        assert rel in result.files
+    assert list(result.files) == [result.files[i] for i in range(20)] == result.files[:]
+    assert result.files[-1] == result.files[19]
+    assert [(folder, [f.rel for f in files]) for folder, files in result.files.by_folder()] == [
+        (folder, [f.rel for f in result.files if f.rel.rpartition("/")[0] == folder])
+        for folder in ("", "one", "one/two", "three")]
+    for absent in ("one/b", "b", "one/two/b.md/x", "four/b.md", "one/.md", "", "\0"):
+        assert absent not in result.files
+    with pytest.raises(IndexError):
+        result.files[20]
+
+
 # --------------------------------------------------------------- the bundled fixtures
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
