@@ -5,10 +5,13 @@
 For each export (``make_exports.py OUT --files N --large-csvs 0``): `vine init`, one
 `vine adopt` (default ``--jobs``), then three no-change `vine sync`s. Printed per
 export: wall and CPU time (user + system of `vine` and everything it waited for:
-pool workers, git), both per planted file, and ``ru_maxrss`` of the largest
-descendant (the writer, a worker, or a git process such as the ``gc --auto`` an
-adopt ends with). Each export runs in its own `python` child, so one export's
-peak is not another's. The load average is printed beside each row.
+pool workers, git), both per planted file, and the peak resident memory of each
+kind of process: the writer (the `vine` process), its largest pool worker and its
+largest git child, each its own ``VmHWM`` read from ``/proc`` every 0.2 s while it
+runs (a process that lives less than that can be missed: ``ru_maxrss`` of the
+largest descendant, the last column, catches every one). Each export runs in its
+own `python` child, so one export's peak is not another's. The load average is
+printed beside each row.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,12 +34,17 @@ def one_export(vine: str, export: Path, forest: Path) -> dict:
     subprocess.run([vine, "init", "--forest", str(forest), "--title", "bench"], check=True, env=env,
                    capture_output=True)
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    proc = subprocess.run([vine, "adopt", str(export), "--forest", str(forest), "--json"], env=env,
-                          capture_output=True, text=True)
-    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([vine, "adopt", str(export), "--forest", str(forest), "--json"], env=env,
+                                stdout=out, stderr=err, text=True)
+        peaks = _watch(proc)
+        wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"vine adopt {export} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    report = json.loads(proc.stdout)
+        raise SystemExit(f"vine adopt {export} exited {proc.returncode}:\n{stderr[-2000:]}")
+    report = json.loads(stdout)
     syncs = []
     for _ in range(3):
         sync_before, sync_started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -43,8 +52,41 @@ def one_export(vine: str, export: Path, forest: Path) -> dict:
         sync_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         syncs.append((time.perf_counter() - sync_started, _cpu(sync_after) - _cpu(sync_before)))
     return {"planted": len(report["planted"]), "errors": len(report["errors"]), "wall": wall,
-            "cpu": _cpu(after) - _cpu(before), "peak_mib": after.ru_maxrss / 1024, "syncs": syncs,
+            "cpu": _cpu(after) - _cpu(before), "peak_mib": after.ru_maxrss / 1024, "peaks": peaks, "syncs": syncs,
             "load": os.getloadavg()[0]}
+
+
+def _watch(proc: subprocess.Popen) -> dict[str, int]:
+    """Wait for ``proc``; the largest ``VmHWM`` (MiB) seen of it ("writer"), of its
+    Python children ("worker") and of its git children ("git")."""
+    peaks = {"writer": 0, "worker": 0, "git": 0}
+    while proc.poll() is None:
+        for pid in [proc.pid, *_descendants(proc.pid)]:
+            try:
+                with open(f"/proc/{pid}/status") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+                hwm = int(fields["VmHWM"].split()[0]) // 1024
+            except (OSError, KeyError, ValueError):
+                continue  # gone meanwhile, or a zombie
+            role = "writer" if pid == proc.pid else "git" if fields["Name"].strip() == "git" else "worker"
+            peaks[role] = max(peaks[role], hwm)
+        time.sleep(0.2)
+    return peaks
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+                found += children
+                todo += children
+        except OSError:
+            continue
+    return found
 
 
 def _cpu(usage: resource.struct_rusage) -> float:
@@ -64,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     for export in args.exports:  # here, where the delete waits for this process's exit, not a child's
         set_aside(args.work / f"forest-{export.name}")
-    print("| export | planted | adopt wall | per file | CPU | per file | peak RSS (largest process) "
-          "| no-change sync wall / CPU (median of 3) | load |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| export | planted | adopt wall | per file | CPU | per file | peak RSS: writer / worker / git "
+          "| largest process | no-change sync wall / CPU (median of 3) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for export in args.exports:
         child = subprocess.run([sys.executable, __file__, str(export), "--vine", args.vine, "--work",
                                 str(args.work), "--one"], capture_output=True, text=True)
@@ -76,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         n = max(row["planted"], 1)
         wall, cpu = sorted(row["syncs"])[1]
         print(f"| {export.name} | {row['planted']:,} | {row['wall']:.1f} s | {row['wall'] / n * 1000:.1f} ms | "
-              f"{row['cpu']:.1f} s | {row['cpu'] / n * 1000:.1f} ms | {row['peak_mib']:.0f} MiB | "
+              f"{row['cpu']:.1f} s | {row['cpu'] / n * 1000:.1f} ms | "
+              f"{row['peaks']['writer']} / {row['peaks']['worker']} / {row['peaks']['git']} MiB | "
+              f"{row['peak_mib']:.0f} MiB | "
               f"{wall:.3f} / {cpu:.3f} s | {row['load']:.1f} |")
     return 0
 

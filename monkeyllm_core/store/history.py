@@ -301,6 +301,8 @@ class Committer:
             self._lose_uncheckpointed()
             raise GitError(f"git could not store the pack in {self._pack_dir}: {exc}") from exc
         self._restart_reader()
+        if self._trees is not None:  # their objects are in finished packs now, where git reads them
+            self._trees.forget_untouched()
         if before_ref_moves is not None and self._parent:
             before_ref_moves(self._parent)
         try:

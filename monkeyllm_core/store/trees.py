@@ -23,7 +23,7 @@ Loader = Callable[[str], bytes]  # tree sha (hex) -> the tree object's raw conte
 class Tree:
     """One folder's tree: its serialized entries, their sort keys and byte lengths."""
 
-    __slots__ = ("data", "keys", "lens", "children", "dirty_children", "sha")
+    __slots__ = ("data", "keys", "lens", "children", "dirty_children", "sha", "touched")
 
     def __init__(self, data: bytes = b"", sha: str | None = None) -> None:
         self.data = bytearray(data)
@@ -32,6 +32,7 @@ class Tree:
         self.children: dict[bytes, Tree] = {}  # sub-trees loaded so far, by name
         self.dirty_children: set[bytes] = set()
         self.sha = sha  # None while the tree differs from any stored object
+        self.touched = True  # a commit went through it since the last ``forget_untouched``
         pos, end = 0, len(data)
         while pos < end:
             space = data.index(b" ", pos)
@@ -93,6 +94,7 @@ class TreeCache:
     def _subtree(self, parent: Tree, name: bytes, *, create: bool) -> Tree | None:
         child = parent.children.get(name)
         if child is not None:
+            child.touched = True
             return child
         i = parent.find(name + b"/")
         if i is not None:
@@ -133,6 +135,22 @@ class TreeCache:
             for parent, folder in trail:
                 parent.dirty_children.add(folder)
                 parent.sha = None
+
+    def forget_untouched(self) -> None:
+        """Drop the sub-trees no commit has gone through since the last call. Each is
+        stored (its id is in its parent's entry) and is read from git again if a later
+        commit needs it: a long session keeps the folders it is writing in, not every
+        folder it ever wrote in (a 50,000-file adopt walks its folders one by one).
+        Call it only once the objects of every stored tree are where git reads them."""
+        self._forget_untouched(self.root)
+
+    def _forget_untouched(self, tree: Tree) -> None:
+        for name, child in list(tree.children.items()):
+            if not child.touched and child.sha is not None and name not in tree.dirty_children:
+                del tree.children[name]
+            else:
+                child.touched = False
+                self._forget_untouched(child)
 
     def store(self, write_tree: Callable[[str, bytes], str]) -> str:
         """Store every changed tree, sub-trees first; return the root tree's sha.

@@ -56,6 +56,8 @@ def test_random_edits_give_the_same_trees_as_git_write_tree(repo: Path) -> None:
                 trees.set_file(path, files[path])
         root = trees.store(writer_for(repo, written))
         assert root == git_tree_of(repo, files), f"step {step}: {sorted(files)}"
+        if rng.random() < 0.3:  # a checkpoint: the folders no edit went through since the last one go
+            trees.forget_untouched()
         if step % 20 == 19:  # a new session reads the committed trees back from git
             trees = TreeCache(root, loader_for(repo))
 
@@ -111,3 +113,25 @@ def test_entries_git_wrote_with_other_modes_are_kept(repo: Path) -> None:
     listing = git_bytes(repo, "ls-tree", "-r", new_root).decode()
     assert f"100755 blob {blob}\ttools/run.sh" in listing
     assert f"100644 blob {blob}\ttools/notes.md" in listing
+
+
+def test_a_folder_no_commit_went_through_is_dropped_and_read_again_when_needed(repo: Path) -> None:
+    blob = store_blob(repo, b"note\n")
+    loaded: list[str] = []
+    load = loader_for(repo)
+    trees = TreeCache(None, lambda sha: (loaded.append(sha), load(sha))[1])
+    files = {f"{folder}/n{i}.md": blob for folder in ("done/deep", "busy") for i in range(3)}
+    for path, sha in files.items():
+        trees.set_file(path, sha)
+    trees.store(writer_for(repo, []))
+    trees.forget_untouched()  # both were written since the session began: kept
+    assert set(trees.root.children) == {b"done", b"busy"}
+    trees.set_file("busy/n9.md", blob)
+    files["busy/n9.md"] = blob
+    trees.store(writer_for(repo, []))
+    trees.forget_untouched()  # "done" was not gone through since: dropped, with what is under it
+    assert set(trees.root.children) == {b"busy"} and loaded == []
+    trees.set_file("done/deep/n9.md", blob)  # read back from git, one tree per level
+    files["done/deep/n9.md"] = blob
+    assert len(loaded) == 2
+    assert trees.store(writer_for(repo, [])) == git_tree_of(repo, files)
