@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_gardener import clean_env, set_aside
+from bench_gardener import clean_env, set_aside, watch_peaks
 
 
 def one_export(vine: str, export: Path, forest: Path) -> dict:
@@ -37,7 +37,7 @@ def one_export(vine: str, export: Path, forest: Path) -> dict:
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([vine, "adopt", str(export), "--forest", str(forest), "--json"], env=env,
                                 stdout=out, stderr=err, text=True)
-        peaks = _watch(proc)
+        peaks = watch_peaks(proc)
         wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
         out.seek(0)
         err.seek(0)
@@ -54,39 +54,6 @@ def one_export(vine: str, export: Path, forest: Path) -> dict:
     return {"planted": len(report["planted"]), "errors": len(report["errors"]), "wall": wall,
             "cpu": _cpu(after) - _cpu(before), "peak_mib": after.ru_maxrss / 1024, "peaks": peaks, "syncs": syncs,
             "load": os.getloadavg()[0]}
-
-
-def _watch(proc: subprocess.Popen) -> dict[str, int]:
-    """Wait for ``proc``; the largest ``VmHWM`` (MiB) seen of it ("writer"), of its
-    Python children ("worker") and of its git children ("git")."""
-    peaks = {"writer": 0, "worker": 0, "git": 0}
-    while proc.poll() is None:
-        for pid in [proc.pid, *_descendants(proc.pid)]:
-            try:
-                with open(f"/proc/{pid}/status") as handle:
-                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
-                hwm = int(fields["VmHWM"].split()[0]) // 1024
-            except (OSError, KeyError, ValueError):
-                continue  # gone meanwhile, or a zombie
-            role = "writer" if pid == proc.pid else "git" if fields["Name"].strip() == "git" else "worker"
-            peaks[role] = max(peaks[role], hwm)
-        time.sleep(0.2)
-    return peaks
-
-
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            for task in os.listdir(f"/proc/{parent}/task"):
-                with open(f"/proc/{parent}/task/{task}/children") as handle:
-                    children = [int(child) for child in handle.read().split()]
-                found += children
-                todo += children
-        except OSError:
-            continue
-    return found
 
 
 def _cpu(usage: resource.struct_rusage) -> float:

@@ -31,6 +31,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -257,5 +258,50 @@ def main() -> None:
         print(profile_adopt(src1k, work, env))
 
 
+def watch_peaks(proc: subprocess.Popen, every: float = 0.05) -> dict[str, int]:
+    """Wait for ``proc``; the largest ``VmHWM`` (MiB) seen of it ("writer"), of its
+    Python children ("worker") and of its git children ("git"), read every ``every``
+    seconds by a thread, so the caller's clock stops when ``proc`` does."""
+    peaks = {"writer": 0, "worker": 0, "git": 0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            for pid in [proc.pid, *descendants(proc.pid)]:
+                try:
+                    with open(f"/proc/{pid}/status") as handle:
+                        fields = dict(line.split(":", 1) for line in handle if ":" in line)
+                    hwm = int(fields["VmHWM"].split()[0]) // 1024
+                except (OSError, KeyError, ValueError):
+                    continue  # gone meanwhile, or a zombie
+                role = "writer" if pid == proc.pid else "git" if fields["Name"].strip() == "git" else "worker"
+                peaks[role] = max(peaks[role], hwm)
+            done.wait(every)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    proc.wait()
+    done.set()
+    watcher.join()
+    return peaks
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under ``pid``."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+                found += children
+                todo += children
+        except OSError:
+            continue
+    return found
+
+
 if __name__ == "__main__":
     main()
+

@@ -13,6 +13,9 @@ ones, so neither always runs on a warmer cache): `vine init`, `vine adopt`
 (user + system of the `vine` process and everything it waited for: its pool
 workers and git children, from ``RUSAGE_CHILDREN``) are reported as medians. On
 a shared machine CPU time is the honest figure; the load average is printed.
+Each adopt's peak memory per kind of process (the writer, its largest pool worker,
+its largest git child: ``VmHWM`` read every 0.2 s, ``bench_gardener.watch_peaks``)
+is reported as medians too.
 
 Each round checks that the two forests are the same: ``git ls-tree -r HEAD``
 (every path, mode and blob id), the commit subjects in order, and the SHA-256 of
@@ -36,29 +39,41 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_gardener import MAKE_EXPORTS, clean_env, set_aside
+from bench_gardener import MAKE_EXPORTS, clean_env, set_aside, watch_peaks
 
 SYNCS_PER_ROUND = 3
 HELP_RUNS = 7
 
 
-def run(python: str, args: list[str], env: dict[str, str], *, codes: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
-    """One `vine` command: its wall time and the CPU time of its process tree."""
+def run(python: str, args: list[str], env: dict[str, str], *, codes: tuple[int, ...] = (0, 1),
+        watch: bool = False) -> dict[str, Any]:
+    """One `vine` command: its wall time and the CPU time of its process tree; with
+    ``watch``, each kind of process's peak memory too (``watch_peaks``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
+    peaks = None
     # run from the bench's home, never from a checkout: `python -m` puts the working
     # directory first on sys.path, and from /work/main both sides would import main
-    proc = subprocess.run([*vine_of(python), *args], env=env, capture_output=True, text=True, cwd=env["HOME"])
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([*vine_of(python), *args], env=env, stdout=out, stderr=err, text=True,
+                                cwd=env["HOME"])
+        if watch:
+            peaks = watch_peaks(proc)
+        proc.wait()
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode not in codes:
-        raise SystemExit(f"vine {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"vine {' '.join(args)} exited {proc.returncode}:\n{stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "stdout": proc.stdout}
+    return {"wall": wall, "cpu": cpu, "stdout": stdout, "peaks": peaks}
 
 
 def vine_of(python: str) -> list[str]:
@@ -111,7 +126,7 @@ def ensure_export(exports: Path, files: int) -> Path:
 def one_round(python: str, source: Path, forest: Path, env: dict[str, str]) -> dict[str, Any]:
     set_aside(forest)  # not deleted right before a timed adopt: bench_gardener.set_aside
     run(python, ["init", "--forest", str(forest), "--title", "bench"], env, codes=(0,))
-    adopt = run(python, ["adopt", str(source), "--forest", str(forest), "--json"], env)
+    adopt = run(python, ["adopt", str(source), "--forest", str(forest), "--json"], env, watch=True)
     syncs = [run(python, ["sync", "--forest", str(forest), "--json"], env) for _ in range(SYNCS_PER_ROUND)]
     reports = {s["stdout"] for s in syncs}
     if len(reports) != 1:
@@ -182,8 +197,10 @@ def main() -> None:
             for side in order:
                 results[side].append(one_round(sides[side], source, args.work / f"forest-{side}", env))
                 r = results[side][-1]
+                peaks = r["adopt"]["peaks"]
                 print(f"{files} files, round {i + 1}, {side}: adopt {r['adopt']['wall']:.2f} s wall "
-                      f"{r['adopt']['cpu']:.2f} s CPU; no-change sync "
+                      f"{r['adopt']['cpu']:.2f} s CPU, peak memory {peaks['writer']} / {peaks['worker']} / "
+                      f"{peaks['git']} MiB (writer / worker / git); no-change sync "
                       + ", ".join(f"{s['wall']:.3f}/{s['cpu']:.3f}" for s in r["syncs"]) + " s wall/CPU",
                       flush=True)
             diff = differences(results["old"][-1]["digest"], results["new"][-1]["digest"])
@@ -204,6 +221,10 @@ def main() -> None:
             (ow, oc), (nw, nc) = cells
             print(f"| {label}, {files:,} files (median of {len(runs)}) | {ow:.3f} s | {oc:.3f} s | "
                   f"{nw:.3f} s | {nc:.3f} s | {oc / nc:.1f}x |")
+        print(f"\n| adopt, {files:,} files: peak memory (median of {args.repeat}) | old | new |\n|---|---|---|")
+        for role in ("writer", "worker", "git"):
+            old_peak, new_peak = (median([r["adopt"]["peaks"][role] for r in results[side]]) for side in ("old", "new"))
+            print(f"| {role} | {old_peak:.0f} MiB | {new_peak:.0f} MiB |")
     if args.imports:
         forest = args.work / "forest-new"
         commands = {"--help": ["--help"], "sync (no change)": ["sync", "--forest", str(forest)],
