@@ -7,7 +7,7 @@ For each export (``make_exports.py OUT --files N --large-csvs 0``): `vine init`,
 export: wall and CPU time (user + system of `vine` and everything it waited for:
 pool workers, git), both per planted file, and the peak resident memory of each
 kind of process: the writer (the `vine` process), its largest pool worker and its
-largest git child, each its own ``VmHWM`` read from ``/proc`` every 0.2 s while it
+largest git child, each its own ``VmHWM`` read from ``/proc`` every 50 ms while it
 runs (a process that lives less than that can be missed: ``ru_maxrss`` of the
 largest descendant, the last column, catches every one). Each export runs in its
 own `python` child, so one export's peak is not another's. The load average is

@@ -304,4 +304,3 @@ def descendants(pid: int) -> list[int]:
 
 if __name__ == "__main__":
     main()
-

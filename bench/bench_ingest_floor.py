@@ -14,7 +14,7 @@ ones, so neither always runs on a warmer cache): `vine init`, `vine adopt`
 workers and git children, from ``RUSAGE_CHILDREN``) are reported as medians. On
 a shared machine CPU time is the honest figure; the load average is printed.
 Each adopt's peak memory per kind of process (the writer, its largest pool worker,
-its largest git child: ``VmHWM`` read every 0.2 s, ``bench_gardener.watch_peaks``)
+its largest git child: ``VmHWM`` read every 50 ms, ``bench_gardener.watch_peaks``)
 is reported as medians too.
 
 Each round checks that the two forests are the same: ``git ls-tree -r HEAD``

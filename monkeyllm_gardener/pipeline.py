@@ -76,7 +76,9 @@ class _Tasks:
     """The files a reconcile converts, as ``_Task``s in walk order, made one folder at
     a time when iterated (each time the same): a 50,000-file adopt holds the compact
     walk and a byte per file, not a task, an id and a job per file from the first
-    conversion to the last plant, in the writer and in every worker forked from it."""
+    conversion to the last plant, in the writer and in every worker forked from it.
+    One folder's files and ids are held while its tasks are in flight, so a single
+    folder of 50,000 files still costs about 30 MiB while it is planted."""
 
     def __init__(self, files: WalkedFiles, chosen: bytearray, count: int, by_rel: Mapping[str, dict[str, Any]],
                  file_ids: Callable[[], FileIds], add_dest: Callable[[str], str]) -> None:
@@ -123,7 +125,7 @@ class _Plan(NamedTuple):
     branches: _Branches
     prefix: str  # the origin URI every file of the source starts with
     origin_of: Callable[[str], str]
-    walked: WalkedFiles  # every walked file (in scope or not): ``rel in walked``
+    walked: WalkedFiles  # every walked file (in scope or not): ``walked.has_rel(rel)``
     scoped: bool  # --path limited the reconcile to one folder
 
 
@@ -712,10 +714,10 @@ def _holds_files(folder: Path) -> bool:
         return True
 
 
-def _walked_origin(origin: str, prefix: str, walked: set[str], origin_of: Callable[[str], str]) -> bool:
+def _walked_origin(origin: str, prefix: str, walked: WalkedFiles, origin_of: Callable[[str], str]) -> bool:
     """True when ``origin`` (under ``prefix``) is the URI of a walked file."""
     rel = unquote(origin[len(prefix):])
-    return rel in walked and origin_of(rel) == origin
+    return walked.has_rel(rel) and origin_of(rel) == origin
 
 
 def _payload_family(fm: Mapping[str, Any]) -> str:

@@ -267,8 +267,9 @@ class FileIds:
     A file's id lies under its folder's branch prefix (a slug has no ``/``, and a
     suffix or an extension only lengthens the slug), and each folder has its own
     prefix, so files of two folders never compete for an id: a folder's files settle
-    among themselves, against the taken ids under their prefix alone. ``of`` keeps
-    nothing between calls (asked twice, it answers twice the same)."""
+    among themselves, against the taken ids under their prefix alone. ``dir_ids`` must
+    hold the folder of every new file (``assign_ids`` derives the missing ones first),
+    so ``of`` keeps nothing between calls: asked twice, it answers twice the same."""
 
     def __init__(self, taken: Mapping[str, str], dir_ids: Mapping[str, str]) -> None:
         self._taken = taken
@@ -302,6 +303,9 @@ class FileIds:
             if rel in self._taken:
                 assigned[rel] = self._taken[rel]
             else:
+                if _parent(rel) and _parent(rel) not in self._dir_ids:
+                    # derived here, its id would depend on which folder was asked for first
+                    raise ValueError(f"{rel}: its folder has no branch id; pass dir_ids that hold it")
                 candidate = self._natural(rel)
                 by_prefix.setdefault(candidate.rpartition("/")[0], {})[rel] = candidate
         for prefix, candidates in by_prefix.items():

@@ -104,6 +104,7 @@ class WalkedFiles(Sequence[SourceFile]):
     def __getitem__(self, index: slice) -> list[SourceFile]: ...
 
     def __getitem__(self, index: int | slice) -> SourceFile | list[SourceFile]:
+        # makes the whole folder's SourceFiles for one of them: iterate, don't index, in a loop
         if isinstance(index, slice):
             return list(self)[index]
         if index < 0:
@@ -114,9 +115,10 @@ class WalkedFiles(Sequence[SourceFile]):
         chunk = bisect.bisect_right(self._starts, index) - 1
         return self._files_of(self._folders[chunk])[index - self._starts[chunk]]
 
-    def __contains__(self, rel: object) -> bool:
-        """Whether ``rel`` (a posix path relative to the root) was walked as a file."""
-        if not isinstance(rel, str) or _SEP in rel:
+    def has_rel(self, rel: str) -> bool:
+        """Whether ``rel`` (a posix path relative to the root, as ``SourceFile.rel``)
+        was walked as a file."""
+        if not rel or rel.startswith("/") or _SEP in rel:
             return False
         self._seal()
         folder, _, name = rel.rpartition("/")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import os
 import secrets
 import struct
@@ -44,8 +45,6 @@ _LARGE_OFFSET = 0x80000000
 _HEADER = 12  # "PACK", version, object count
 _TRAILER = 20  # the SHA-1 of everything before it
 _CHUNK = 1 << 20
-
-
 # the index records read from the packs at a time, over all of them: what a join holds
 # of the packs' indexes, however many objects and packs the session wrote
 _RECORDS_AT_ONCE = 1 << 16
@@ -72,26 +71,28 @@ class _Pack:
         self._large_at, self._large_length = 1032 + 28 * n, beyond
         self.size = self.pack.stat().st_size
 
-    def _read(self, at: int, length: int) -> bytes:
-        # opened per chunk: a session of thousands of packs must not hold thousands of files open
+    def _read(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes at each (offset, length) of the index, from one open: a session
+        of thousands of packs must not hold thousands of files open."""
+        found = []
         with open(self.idx, "rb") as handle:
-            handle.seek(at)
-            data = handle.read(length)
-        if len(data) != length:
-            raise ValueError(f"{self.idx.name} is cut short or damaged")
-        return data
+            for at, length in spans:
+                handle.seek(at)
+                found.append(handle.read(length))
+                if len(found[-1]) != length:
+                    raise ValueError(f"{self.idx.name} is cut short or damaged")
+        return found
 
     def entries(self, shift: int, per_read: int = 4096) -> Iterator[tuple[bytes, bytes, int]]:
-        """(id, CRC-32 as stored, offset in the joined pack), in id order, ``per_read``
-        records read at a time."""
+        """(id, CRC-32 as stored, offset in the joined pack), in the index's order (id
+        order in a sound index), ``per_read`` records read at a time."""
         n = self.count
-        large = self._read(self._large_at, self._large_length) if self._large_length else b""
+        (large,) = self._read([(self._large_at, self._large_length)])
         for first in range(0, n, per_read):
             count = min(per_read, n - first)
-            ids = self._read(1032 + 20 * first, 20 * count)
-            crcs = self._read(1032 + 20 * n + 4 * first, 4 * count)
-            offsets = struct.unpack(f">{count}I", self._read(1032 + 24 * n + 4 * first, 4 * count))
-            for i, offset in enumerate(offsets):
+            ids, crcs, packed = self._read([(1032 + 20 * first, 20 * count), (1032 + 20 * n + 4 * first, 4 * count),
+                                            (1032 + 24 * n + 4 * first, 4 * count)])
+            for i, offset in enumerate(struct.unpack(f">{count}I", packed)):
                 if offset & _LARGE_OFFSET:
                     (offset,) = struct.unpack_from(">Q", large, 8 * (offset & ~_LARGE_OFFSET))
                 yield ids[20 * i:20 * i + 20], crcs[4 * i:4 * i + 4], offset + shift
@@ -162,24 +163,29 @@ def _write_pack(path: Path, packs: list[_Pack]) -> tuple[bytes, list[int]]:
 def _write_index(path: Path, packs: list[_Pack], shifts: list[int], pack_sha: bytes) -> bool:
     """Write the version-2 index of the joined pack, merged from the packs' own (each
     in id order already), and fsync it; False (the file left to remove) when an
-    object is in two of them. The ids go straight to the file; only the CRCs and
-    offsets, 8 bytes an object, wait in memory for their place after them."""
+    object is in two of them, or when a pack's index does not hold what its fanout
+    says or lists ids out of order (a damaged index: git's gc is left to judge it).
+    The ids go straight to the file; only the CRCs and offsets, 8 bytes an object,
+    wait in memory for their place after them."""
     hasher = hashlib.sha1()
     per_read = max(64, _RECORDS_AT_ONCE // len(packs))
     crcs, small, large = bytearray(), bytearray(), bytearray()
     ids = bytearray()
     last = b""
+    counted = [0] * 256  # the merged ids by first byte: must give the fanout written first
     with open(path, "xb") as out:
         def write(data: bytes | bytearray) -> None:
             out.write(data)
             hasher.update(data)
 
-        # the joined fanout is the sum of the packs' (an object in two packs stops the join below)
-        write(_IDX_MAGIC + struct.pack(">256I", *map(sum, zip(*(pack.fanout for pack in packs)))))
+        # written before the ids, so taken from the packs' fanouts and checked against them below
+        fanout = [sum(column) for column in zip(*(pack.fanout for pack in packs))]
+        write(_IDX_MAGIC + struct.pack(">256I", *fanout))
         for object_id, crc, offset in heapq.merge(*(p.entries(s, per_read) for p, s in zip(packs, shifts))):
-            if object_id == last:
+            if object_id <= last:  # in two packs, or a pack's ids out of order
                 return False
             last = object_id
+            counted[object_id[0]] += 1
             ids += object_id
             if len(ids) >= _CHUNK:
                 write(ids)
@@ -190,6 +196,8 @@ def _write_index(path: Path, packs: list[_Pack], shifts: list[int], pack_sha: by
             else:
                 small += struct.pack(">I", _LARGE_OFFSET | (len(large) // 8))
                 large += struct.pack(">Q", offset)
+        if list(itertools.accumulate(counted)) != fanout:
+            return False
         for part in (ids, crcs, small, large, pack_sha):
             write(part)
         out.write(hasher.digest())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import struct
 import subprocess
 from pathlib import Path
 
@@ -68,6 +69,35 @@ def test_a_cut_index_is_refused_and_the_packs_stay(repo: Path):
     with pytest.raises(ValueError, match="cut short or damaged"):
         join_packs(pack_dir_of(repo), shas)
     assert sorted(p.name for p in pack_dir_of(repo).iterdir()) == before
+
+
+def damage(idx: Path, edit) -> None:
+    idx.chmod(0o644)
+    data = bytearray(idx.read_bytes())
+    edit(data)
+    idx.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["fanout one short", "ids out of order"])
+def test_an_index_that_does_not_hold_what_it_says_is_not_joined(repo: Path, how: str):
+    # a damaged index (a bucket of its fanout off by one, two ids swapped) must not be
+    # copied into the joined one, which would then replace the packs: they stay as they are
+    shas, written = session_packs(repo, packs=3, per_pack=8)
+    idx = pack_dir_of(repo) / f"pack-{shas[1]}.idx"
+
+    def edit(data: bytearray) -> None:
+        if how == "fanout one short":
+            fanout = list(struct.unpack(">256I", data[8:1032]))
+            first = next(b for b in range(255) if fanout[b])  # fanout[255], the count, stays right
+            fanout[first] -= 1
+            data[8:1032] = struct.pack(">256I", *fanout)
+        else:
+            data[1032:1052], data[1052:1072] = data[1052:1072], data[1032:1052]
+
+    damage(idx, edit)
+    before = {p.name: p.read_bytes() for p in pack_dir_of(repo).iterdir()}
+    assert join_packs(pack_dir_of(repo), shas) is None
+    assert {p.name: p.read_bytes() for p in pack_dir_of(repo).iterdir()} == before
 
 
 def test_an_object_in_two_packs_leaves_them_as_they_are(repo: Path):

@@ -7,7 +7,8 @@ import unicodedata
 
 import pytest
 
-from monkeyllm_gardener.slugs import (FileIds, assign_dir_ids, assign_ids, node_id_for, slugify,
+from monkeyllm_gardener.slugs import (FileIds, _branch_prefix, _settle, _suffix_file_id, _with_extensions,
+                                      assign_dir_ids, assign_ids, extension_slug, node_id_for, slugify,
                                       told_apart_by_extension)
 
 SAFE_ID = re.compile(r"^[a-z0-9-]+(/[a-z0-9-]+)*(/_index)?$|^_index$")
@@ -180,6 +181,33 @@ def test_directory_ids_do_not_depend_on_order_and_keep_taken() -> None:
     assert kept["B"] == "b/_index"  # "b" now lives elsewhere, so "B" gets the plain slug
 
 
+def settled_all_at_once(rels: list[str], taken: dict[str, str], dir_ids: dict[str, str]) -> dict[str, str]:
+    """The reference: ``assign_ids`` as it was before it settled a folder at a time
+    (``8ba0ffe``), every file's candidate against every taken id in one settle."""
+    dir_ids = dict(dir_ids)
+    used = set(taken.values())
+
+    def branch_prefix(rel: str) -> str:
+        parent = rel.rpartition("/")[0]
+        if parent and parent not in dir_ids:
+            dir_ids.update(assign_dir_ids([parent], dir_ids))
+        return _branch_prefix(dir_ids[parent]) if parent else ""
+
+    def natural(rel: str) -> str:
+        prefix, slug = branch_prefix(rel), slugify(rel.rpartition("/")[2], is_file=True)
+        return f"{prefix}/{slug}" if prefix else slug
+
+    assigned = {rel: taken[rel] for rel in rels if rel in taken}
+    candidates = {rel: natural(rel) for rel in rels if rel not in taken}
+    new_prefixes = {candidate.rpartition("/")[0] for candidate in candidates.values()}
+    adopted: dict[str, set[str]] = {}
+    for rel in taken:
+        if branch_prefix(rel) in new_prefixes:
+            adopted.setdefault(natural(rel), set()).add(extension_slug(rel.rpartition("/")[2]))
+    assigned.update(_settle(_with_extensions(candidates, used, adopted), used, _suffix_file_id))
+    return assigned
+
+
 def test_one_folder_at_a_time_gives_every_file_the_id_one_call_over_all_gives() -> None:
     # a reconcile settles a folder's ids when it reaches the folder (FileIds.of); the
     # exports here are made of every kind of tie: case, NFC/NFD, extensions, a squatter
@@ -202,7 +230,10 @@ def test_one_folder_at_a_time_gives_every_file_the_id_one_call_over_all_gives() 
         rels = export(1, 30)
         dirs = sorted({r.rpartition("/")[0] for r in rels} - {""})
         dir_ids = assign_dir_ids(dirs, {d: i for d, i in earlier_dirs.items() if rng.random() < 0.5})
-        everything = assign_ids(rels, taken, dir_ids=dir_ids)
+        everything = settled_all_at_once(rels, taken, dir_ids)
+        assert assign_ids(rels, taken, dir_ids=dir_ids) == everything
+        partial = {d: i for d, i in dir_ids.items() if rng.random() < 0.5}  # the rest derived
+        assert assign_ids(rels, taken, dir_ids=partial) == settled_all_at_once(rels, taken, partial)
         ids = FileIds(taken, dir_ids)
         by_folder: dict[str, list[str]] = {}
         for rel in rels:
@@ -216,6 +247,14 @@ def test_one_folder_at_a_time_gives_every_file_the_id_one_call_over_all_gives() 
         assert len(set(new_ids)) == len(new_ids) and not set(new_ids) & set(taken.values())
         told_apart += sum(told_apart_by_extension(everything[r], r) for r in rels)
     assert told_apart > 100  # the ties really happened
+
+
+def test_one_folder_at_a_time_needs_the_folders_of_new_files() -> None:
+    # derived on the fly, a missing folder's id would depend on which folder came first
+    ids = FileIds({}, assign_dir_ids(["a"]))
+    assert ids.of(["a/x.md"]) == {"a/x.md": "a/x"}
+    with pytest.raises(ValueError, match="ZZ/b.md: its folder has no branch id"):
+        ids.of(["ZZ/b.md"])
 
 
 def test_files_in_unlisted_directories_still_get_ids() -> None:

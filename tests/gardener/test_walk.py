@@ -297,14 +297,15 @@ def test_the_walked_files_are_kept_compact_and_read_back_exactly(tmp_path: Path)
     for rel, path, info in seen:
         f = by_rel[rel]
         assert (f.location, f.size, f.mtime) == (path, info.st_size, info.st_mtime)  # the float, exactly
-        assert rel in result.files
+        assert result.files.has_rel(rel)
     assert list(result.files) == [result.files[i] for i in range(20)] == result.files[:]
     assert result.files[-1] == result.files[19]
     assert [(folder, [f.rel for f in files]) for folder, files in result.files.by_folder()] == [
         (folder, [f.rel for f in result.files if f.rel.rpartition("/")[0] == folder])
         for folder in ("", "one", "one/two", "three")]
-    for absent in ("one/b", "b", "one/two/b.md/x", "four/b.md", "one/.md", "", "\0"):
-        assert absent not in result.files
+    for absent in ("one/b", "b", "one/two/b.md/x", "four/b.md", "one/.md", "", "\0", "/b.md", "one//b.md"):
+        assert not result.files.has_rel(absent)
+    assert result.files[0] in result.files  # a Sequence of SourceFile: ``in`` takes one
     with pytest.raises(IndexError):
         result.files[20]
 
