@@ -20,7 +20,9 @@ from pathlib import Path
 from ..errors import VineError
 from .atomic import remove_spare, write_atomically
 
-CACHE_CHARS = 8 * 2**20  # the texts kept, in characters (a few MiB: hundreds of branch indexes)
+# the texts kept, in characters: the branch indexes a session writes in, read again by
+# each write beneath them (a node's own text is rarely read again in the session)
+CACHE_CHARS = 2 * 2**20
 
 
 class TextFiles:
