@@ -112,9 +112,9 @@ class _Tasks:
 
     def names(self) -> Iterator[str]:
         """The converted files' names, in walk order (no id is settled for them)."""
-        for f, chosen in zip(self._files, self._chosen):
+        for name, chosen in zip(self._files.names(), self._chosen):
             if chosen:
-                yield f.rel.rpartition("/")[2]
+                yield name
 
 
 class _Plan(NamedTuple):

@@ -84,6 +84,12 @@ class WalkedFiles(Sequence[SourceFile]):
         for folder in self._folders:
             yield folder.rel, self._files_of(folder)
 
+    def names(self) -> Iterator[str]:
+        """Each file's name (its rel's last segment), in walk order, no ``SourceFile`` made."""
+        self._seal()
+        for folder in self._folders:
+            yield from folder.names.split(_SEP)[:-1]
+
     def _files_of(self, folder: _Folder) -> list[SourceFile]:
         prefix = f"{folder.rel}/" if folder.rel else ""
         base = self._base + prefix
@@ -129,13 +135,3 @@ class WalkedFiles(Sequence[SourceFile]):
             if names.startswith(needle) or _SEP + needle in names:
                 return True
         return False
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (WalkedFiles, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # mutable while the walk fills it
-
-    def __repr__(self) -> str:
-        return f"WalkedFiles({list(self)!r})"

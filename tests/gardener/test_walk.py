@@ -300,6 +300,7 @@ def test_the_walked_files_are_kept_compact_and_read_back_exactly(tmp_path: Path)
         assert result.files.has_rel(rel)
     assert list(result.files) == [result.files[i] for i in range(20)] == result.files[:]
     assert result.files[-1] == result.files[19]
+    assert list(result.files.names()) == [f.rel.rpartition("/")[2] for f in result.files]
     assert [(folder, [f.rel for f in files]) for folder, files in result.files.by_folder()] == [
         (folder, [f.rel for f in result.files if f.rel.rpartition("/")[0] == folder])
         for folder in ("", "one", "one/two", "three")]
